@@ -1,0 +1,32 @@
+#include "autograd/accumulate_grad.h"
+
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
+#include "core/ops.h"
+
+namespace wick {
+
+AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { sequence_nr = kPriority; }
+
+TensorList AccumulateGrad::apply(const Tensor& grad_output) {
+  AutogradMeta& meta = autograd_meta(leaf_);
+  Tensor grad = grad_output;
+  for (const TensorHook& hook : meta.hooks) {
+    Tensor replaced = hook(grad);
+    if (replaced.defined()) grad = replaced;
+  }
+  NoGradGuard no_grad;
+  if (!meta.grad.defined()) {
+    // Take the incoming buffer when nothing else can see it; otherwise copy, so that later
+    // in-place accumulation never writes into another tensor's memory.
+    bool exclusive = grad.is_contiguous() && grad.storage().use_count() == 1 &&
+                     grad.impl_ptr().use_count() <= 2 && grad.dtype() == leaf_.dtype();
+    meta.grad = exclusive ? grad.detach() : grad.to(leaf_.dtype()).clone();
+  } else {
+    meta.grad.add_(grad);
+  }
+  for (const PostAccumulateGradHook& hook : meta.post_accumulate_grad_hooks) hook(leaf_);
+  return {};
+}
+
+}  // namespace wick

@@ -1,0 +1,138 @@
+#include "autograd/functions/elementwise.h"
+
+#include "core/ops.h"
+
+namespace wick {
+
+namespace {
+// 1 where mask is true, else 0, in the dtype of `like`.
+Tensor as_float_mask(const Tensor& mask, const Tensor& like) { return mask.to(like.dtype()); }
+
+bool needs(const Node& node, size_t i) { return node.next[i] != nullptr; }
+}  // namespace
+
+void UnaryBackward::init(const char* name, Formula formula, const Tensor& saved,
+                         bool saved_is_output, UnaryParams params) {
+  name_ = name;
+  formula_ = formula;
+  saved_ = SavedTensor(saved, saved_is_output);
+  params_ = params;
+}
+
+TensorList UnaryBackward::apply(const Tensor& grad) {
+  return {formula_(grad, saved_.unpack(*this), params_)};
+}
+
+Tensor neg_backward(const Tensor& grad, const Tensor&, const UnaryParams&) { return -grad; }
+
+Tensor abs_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) {
+  Tensor sign = as_float_mask(x > 0, grad) - as_float_mask(x < 0, grad);
+  return grad * sign;
+}
+
+Tensor exp_backward(const Tensor& grad, const Tensor& y, const UnaryParams&) { return grad * y; }
+
+Tensor log_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) { return grad / x; }
+
+Tensor sqrt_backward(const Tensor& grad, const Tensor& y, const UnaryParams&) {
+  return grad / (y * 2.0);
+}
+
+Tensor rsqrt_backward(const Tensor& grad, const Tensor& y, const UnaryParams&) {
+  return grad * y * y * y * -0.5;  // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
+}
+
+Tensor sin_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) {
+  return grad * cos(x);
+}
+
+Tensor cos_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) {
+  return -(grad * sin(x));
+}
+
+Tensor tanh_backward_formula(const Tensor& grad, const Tensor& y, const UnaryParams&) {
+  return tanh_backward(grad, y);
+}
+
+Tensor sigmoid_backward_formula(const Tensor& grad, const Tensor& y, const UnaryParams&) {
+  return sigmoid_backward(grad, y);
+}
+
+Tensor relu_backward_formula(const Tensor& grad, const Tensor& y, const UnaryParams&) {
+  return relu_backward(grad, y);
+}
+
+Tensor gelu_backward_formula(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
+  return gelu_backward(grad, x, p.a != 0 ? "tanh" : "none");
+}
+
+Tensor silu_backward_formula(const Tensor& grad, const Tensor& x, const UnaryParams&) {
+  return silu_backward(grad, x);
+}
+
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
+  return where(x > 0, grad, grad * p.a);
+}
+
+Tensor clamp_backward(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
+  // The gradient passes where min <= x <= max (PyTorch's convention at the bounds).
+  return where(logical_and(x >= p.a, x <= p.b), grad, zeros_like(grad));
+}
+
+Tensor pow_scalar_backward(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
+  if (p.a == 0.0) return zeros_like(grad);
+  return grad * pow(x, p.a - 1.0) * p.a;
+}
+
+TensorList AddBackward::apply(const Tensor& grad) {
+  return {sum_to(grad, input_meta[0].shape), sum_to(grad, input_meta[1].shape)};
+}
+
+TensorList SubBackward::apply(const Tensor& grad) {
+  return {sum_to(grad, input_meta[0].shape),
+          needs(*this, 1) ? sum_to(-grad, input_meta[1].shape) : Tensor()};
+}
+
+TensorList MulBackward::apply(const Tensor& grad) {
+  return {needs(*this, 0) ? sum_to(grad * b.unpack(*this), input_meta[0].shape) : Tensor(),
+          needs(*this, 1) ? sum_to(grad * a.unpack(*this), input_meta[1].shape) : Tensor()};
+}
+
+TensorList DivBackward::apply(const Tensor& grad) {
+  Tensor bv = b.unpack(*this);
+  Tensor ga = needs(*this, 0) ? sum_to(grad / bv, input_meta[0].shape) : Tensor();
+  Tensor gb;
+  if (needs(*this, 1)) gb = sum_to(-(grad * a.unpack(*this)) / (bv * bv), input_meta[1].shape);
+  return {ga, gb};
+}
+
+TensorList PowBackward::apply(const Tensor& grad) {
+  Tensor x = base.unpack(*this), e = exponent.unpack(*this);
+  Tensor gx, ge;
+  if (needs(*this, 0)) gx = sum_to(grad * e * pow(x, e - 1.0), input_meta[0].shape);
+  if (needs(*this, 1)) {
+    // d/de x^e = x^e log x; taken as 0 where x == 0 (PyTorch's convention, avoiding 0 * -inf).
+    Tensor y = result.unpack(*this);
+    Tensor term = where(x == 0, zeros_like(y), y * log(x));
+    ge = sum_to(grad * term, input_meta[1].shape);
+  }
+  return {gx, ge};
+}
+
+TensorList MaximumBackward::apply(const Tensor& grad) {
+  Tensor x = a.unpack(*this), y = b.unpack(*this);
+  Tensor x_wins = is_max ? x > y : x < y;
+  Tensor ties = as_float_mask(x == y, grad) * 0.5;
+  Tensor share_a = as_float_mask(x_wins, grad) + ties;
+  Tensor share_b = as_float_mask(logical_not(x_wins), grad) - ties;
+  return {sum_to(grad * share_a, input_meta[0].shape), sum_to(grad * share_b, input_meta[1].shape)};
+}
+
+TensorList WhereBackward::apply(const Tensor& grad) {
+  Tensor c = cond.unpack(*this);
+  Tensor zero = zeros_like(grad);
+  return {needs(*this, 0) ? sum_to(where(c, grad, zero), input_meta[0].shape) : Tensor(),
+          needs(*this, 1) ? sum_to(where(c, zero, grad), input_meta[1].shape) : Tensor()};
+}
+
+}  // namespace wick

@@ -1,0 +1,27 @@
+// Backward nodes of matrix products and softmax.
+#pragma once
+
+#include "autograd/node.h"
+
+namespace wick {
+
+// out = a @ b (batched): d(a) = grad @ b^T, d(b) = a^T @ grad.
+struct BmmBackward : Node {
+  SavedTensor a, b;
+  const char* name() const override { return "BmmBackward"; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { a.reset(), b.reset(); }
+};
+
+// y = softmax(x): d(x) = y * (grad - sum(grad * y)); y = log_softmax(x): d(x) = grad - exp(y) *
+// sum(grad), both sums along `dim`.
+struct SoftmaxBackward : Node {
+  SavedTensor result;
+  int64_t dim = 0;
+  bool is_log = false;
+  const char* name() const override { return is_log ? "LogSoftmaxBackward" : "SoftmaxBackward"; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { result.reset(); }
+};
+
+}  // namespace wick

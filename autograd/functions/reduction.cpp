@@ -1,0 +1,32 @@
+#include "autograd/functions/reduction.h"
+
+#include "core/ops.h"
+
+namespace wick {
+
+Shape keepdim_shape(const Shape& input, const DimVec& dims) {
+  Shape shape = input;
+  for (int64_t d : dims) shape[d] = 1;
+  return shape;
+}
+
+TensorList SumBackward::apply(const Tensor& grad) {
+  const Shape& input = input_meta[0].shape;
+  Tensor g = grad.reshape(keepdim_shape(input, dims)).expand(input);
+  return {scale == 1.0 ? g : g * scale};
+}
+
+TensorList MaxDimBackward::apply(const Tensor& grad) {
+  const Shape& input = input_meta[0].shape;
+  Tensor idx = indices.unpack(*this);
+  Tensor g = keepdim ? grad : grad.unsqueeze(dim);
+  return {zeros(input, options_of(grad)).scatter_add(dim, idx, g)};
+}
+
+TensorList MaxAllBackward::apply(const Tensor& grad) {
+  Tensor x = input.unpack(*this), y = result.unpack(*this);
+  Tensor mask = (x == y).to(grad.dtype());
+  return {mask * (grad / mask.sum())};
+}
+
+}  // namespace wick

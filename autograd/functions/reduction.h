@@ -1,0 +1,38 @@
+// Backward nodes of the reductions.
+#pragma once
+
+#include "autograd/node.h"
+
+namespace wick {
+
+// sum and mean: the gradient is broadcast back over the reduced dims (times 1/n for mean).
+struct SumBackward : Node {
+  DimVec dims;  // reduced dims, sorted; all dims when the input was reduced to a scalar
+  bool keepdim = false;
+  double scale = 1.0;
+  const char* name() const override { return scale == 1.0 ? "SumBackward" : "MeanBackward"; }
+  TensorList apply(const Tensor& grad) override;
+};
+
+// max(dim) / min(dim): the gradient goes to the element each index chose.
+struct MaxDimBackward : Node {
+  SavedTensor indices;  // keepdim form
+  int64_t dim = 0;
+  bool keepdim = false;
+  const char* name() const override { return "MaxBackward"; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { indices.reset(); }
+};
+
+// max() / min() of all elements: shared evenly among the elements equal to the result.
+struct MaxAllBackward : Node {
+  SavedTensor input, result;
+  const char* name() const override { return "MaxAllBackward"; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { input.reset(), result.reset(); }
+};
+
+// The shape a reduction's result has with keepdim: the input's shape with `dims` set to 1.
+Shape keepdim_shape(const Shape& input, const DimVec& dims);
+
+}  // namespace wick

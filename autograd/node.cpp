@@ -1,0 +1,85 @@
+#include "autograd/node.h"
+
+#include "autograd/accumulate_grad.h"
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
+#include "core/ops.h"
+
+namespace wick {
+
+namespace {
+std::atomic<uint64_t> g_next_sequence_nr{0};
+}
+
+Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+AutogradMeta& autograd_meta(const Tensor& t) {
+  if (!t.impl()->autograd) t.impl()->autograd = std::make_unique<AutogradMeta>();
+  return *t.impl()->autograd;
+}
+
+AutogradMeta* autograd_meta_if_exists(const Tensor& t) { return t.impl()->autograd.get(); }
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output)
+    : data_(is_output ? t.detach() : t), version_(t.version()), defined_(true) {}
+
+Tensor SavedTensor::unpack(const Node& owner) const {
+  check_state(!released_, "backward",
+              "trying to backward through the graph a second time (the tensors saved by ",
+              owner.name(),
+              " have already been freed); call backward with retain_graph=true the first time if "
+              "you need to backward twice");
+  check_state(data_.version() == version_, "backward", "a tensor saved by ", owner.name(),
+              " was modified by an in-place operation after it was saved (its version is ",
+              data_.version(), "; it was ", version_,
+              " when saved), so its gradient would be wrong; avoid the in-place op or clone() "
+              "the tensor first");
+  return data_;
+}
+
+void SavedTensor::reset() {
+  data_ = Tensor();
+  released_ = true;
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : inputs) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+std::shared_ptr<Node> gradient_edge(const Tensor& t) {
+  if (!t.requires_grad()) return nullptr;
+  AutogradMeta& meta = autograd_meta(t);
+  if (meta.grad_fn) return meta.grad_fn;
+  std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
+  if (!accumulator) {
+    // The node holds the leaf through a handle that shares its TensorImpl, so hooks and .grad
+    // registered on the user's tensor are the ones backward uses.
+    accumulator = std::make_shared<AccumulateGrad>(t);
+    meta.grad_accumulator = accumulator;
+  }
+  return accumulator;
+}
+
+void set_history(const Tensor& output, std::shared_ptr<Node> node) {
+  output.impl()->requires_grad = true;
+  autograd_meta(output).grad_fn = std::move(node);
+}
+
+Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  // Dimensions that broadcasting prepended are summed away; dimensions that were 1 and got
+  // expanded are summed with keepdim.
+  int64_t leading = grad.dim() - shape.size();
+  DimList dims;
+  for (int64_t i = 0; i < grad.dim(); ++i) {
+    if (i < leading || (shape[i - leading] == 1 && grad.size(i) != 1)) dims.push_back(i);
+  }
+  Tensor summed = dims.empty() ? grad : wick::sum(grad, dims, /*keepdim=*/true);
+  return summed.reshape(shape);
+}
+
+}  // namespace wick

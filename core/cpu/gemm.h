@@ -1,0 +1,39 @@
+// Matrix multiplication on the CPU: C = alpha * A @ B + beta * C.
+//
+// Every matrix is a pointer plus a row stride and a column stride, in elements, so transposed and
+// sliced operands need no copy: A^T is A with its two strides swapped.
+//
+// Two implementations sit behind this interface:
+//   gemm_packed - wick's own float32 GEMM, written the way BLIS and OpenBLAS are (cpu/gemm.cpp
+//                 explains it); it is what matmul uses for float32 and the 16-bit types.
+//   gemm_eigen  - Eigen's GEMM, used for float64 (and by the benchmark as a second reference).
+// Note [why wick has its own sgemm]: Eigen 3.4's float kernel reached 70% of OpenBLAS on this
+// project's reference machine (2 AVX-512 cores); the packed kernel reaches 85-100%, and it is
+// ~250 lines a student can read, which no BLAS is.
+#pragma once
+
+#include <cstdint>
+
+namespace wick::cpu {
+
+struct MatrixRef {
+  const void* data;
+  int64_t row_stride;
+  int64_t col_stride;
+};
+
+struct MutableMatrixRef {
+  void* data;
+  int64_t row_stride;
+  int64_t col_stride;
+};
+
+// C[m x n] = alpha * A[m x k] @ B[k x n] + beta * C. With beta == 0, C is not read.
+void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
+                 MutableMatrixRef c);
+
+template <class T>
+void gemm_eigen(int64_t m, int64_t n, int64_t k, T alpha, MatrixRef a, MatrixRef b, T beta,
+                MutableMatrixRef c);
+
+}  // namespace wick::cpu

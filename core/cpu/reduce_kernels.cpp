@@ -1,0 +1,168 @@
+// CPU reductions: sum over any set of dims, and max/min with indices along one dim.
+//
+// A reduction splits the input's dims into kept dims (one output element per index) and reduced
+// dims (summed for each output). With many outputs, threads split the outputs; with few outputs
+// and much to reduce (a full sum), threads split the reduced range and partial sums are added at
+// the end. Sums accumulate in double (int64 for integers), so float32 sums of millions of
+// elements keep their precision.
+#include <cmath>
+#include <vector>
+
+#include "core/cpu/loops.h"
+#include "core/cpu/register.h"
+
+namespace wick::cpu {
+
+namespace {
+
+struct Dims {
+  int64_t n = 0;
+  int64_t shape[kMaxDims];
+  int64_t stride[kMaxDims];  // in elements of the input
+  int64_t numel() const {
+    int64_t p = 1;
+    for (int64_t i = 0; i < n; ++i) p *= shape[i];
+    return p;
+  }
+  // Element offset of linear index `i` (row-major over shape).
+  int64_t offset_of(int64_t i) const {
+    int64_t off = 0;
+    for (int64_t d = n - 1; d >= 0; --d) {
+      off += (i % shape[d]) * stride[d];
+      i /= shape[d];
+    }
+    return off;
+  }
+};
+
+// Sum of in[base + offset(r)] for r in [begin, end) of the reduced index space, walking the
+// innermost reduced dim as a strided run.
+template <class T, class Acc>
+Acc sum_range(const T* in, const Dims& reduced, int64_t begin, int64_t end) {
+  Acc acc[4] = {0, 0, 0, 0};  // four partial sums let the CPU overlap the additions
+  int64_t inner = reduced.n ? reduced.shape[reduced.n - 1] : 1;
+  int64_t stride = reduced.n ? reduced.stride[reduced.n - 1] : 0;
+  for (int64_t r = begin; r < end;) {
+    const T* p = in + reduced.offset_of(r);
+    int64_t n = std::min(inner - r % inner, end - r);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      acc[0] += Acc(compute_t<T>(p[(i + 0) * stride]));
+      acc[1] += Acc(compute_t<T>(p[(i + 1) * stride]));
+      acc[2] += Acc(compute_t<T>(p[(i + 2) * stride]));
+      acc[3] += Acc(compute_t<T>(p[(i + 3) * stride]));
+    }
+    for (; i < n; ++i) acc[0] += Acc(compute_t<T>(p[i * stride]));
+    r += n;
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+void split_dims(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced) {
+  for (int64_t d = 0, next = 0; d < in.dim(); ++d) {
+    bool is_reduced = next < dims.size() && dims[next] == d;
+    if (is_reduced) ++next;
+    if (in.size(d) == 1) continue;
+    Dims& target = is_reduced ? reduced : kept;
+    target.shape[target.n] = in.size(d);
+    target.stride[target.n] = in.stride(d);
+    ++target.n;
+  }
+}
+
+void sum_kernel(const Tensor& in, Tensor& out, const DimVec& dims) {
+  Dims kept, reduced;
+  split_dims(in, dims, kept, reduced);
+  // `out` is contiguous with in's shape except reduced dims are 1, so outputs are numbered in
+  // the kept dims' row-major order.
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Acc = accumulate_t<T>;
+    const T* src = static_cast<const T*>(in.data_ptr());
+    T* dst = out.data<T>();
+    int64_t outputs = kept.numel(), per_output = reduced.numel();
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    if (outputs >= threads || per_output < kParallelGrain) {
+      parallel_for(outputs, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_output, 1)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t m = begin; m < end; ++m) {
+                       dst[m] = T(static_cast<compute_t<T>>(
+                           sum_range<T, Acc>(src + kept.offset_of(m), reduced, 0, per_output)));
+                     }
+                   });
+      return;
+    }
+    for (int64_t m = 0; m < outputs; ++m) {  // few outputs, much to reduce: split the reduction
+      const T* base = src + kept.offset_of(m);
+      std::vector<Acc> partial(threads, Acc(0));
+      parallel_for(per_output, kParallelGrain, [&](int64_t begin, int64_t end) {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        partial[t] = sum_range<T, Acc>(base, reduced, begin, end);
+      });
+      Acc total = 0;
+      for (Acc p : partial) total += p;
+      dst[m] = T(static_cast<compute_t<T>>(total));
+    }
+  });
+}
+
+template <bool kMax>
+void arg_reduce_kernel(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim) {
+  Dims kept, along;
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    Dims& target = d == dim ? along : kept;
+    target.shape[target.n] = in.size(d);
+    target.stride[target.n] = in.stride(d);
+    ++target.n;
+  }
+  int64_t length = in.dim() == 0 ? 1 : in.size(dim);
+  int64_t stride = in.dim() == 0 ? 0 : in.stride(dim);
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* src = static_cast<const T*>(in.data_ptr());
+    T* out_values = values.data<T>();
+    int64_t* out_indices = indices.data<int64_t>();
+    parallel_for(kept.numel(), std::max<int64_t>(1, kParallelGrain / length),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t m = begin; m < end; ++m) {
+                     const T* p = src + kept.offset_of(m);
+                     C best = C(p[0]);
+                     int64_t best_index = 0;
+                     for (int64_t i = 1; i < length; ++i) {
+                       C x = C(p[i * stride]);
+                       if constexpr (std::is_floating_point_v<C>) {
+                         if (std::isnan(best)) break;  // NaN wins, first one
+                         if (std::isnan(x)) {
+                           best = x;
+                           best_index = i;
+                           break;
+                         }
+                       }
+                       if (kMax ? x > best : x < best) {
+                         best = x;
+                         best_index = i;
+                       }
+                     }
+                     out_values[m] = T(best);
+                     out_indices[m] = best_index;
+                   }
+                 });
+  });
+}
+
+}  // namespace
+
+void register_reduce_kernels(KernelRegistry& r) {
+  r.add<ReduceKernel>(OpKey::sum, kCPU, sum_kernel);
+  r.add<ArgReduceKernel>(OpKey::max_dim, kCPU, arg_reduce_kernel<true>);
+  r.add<ArgReduceKernel>(OpKey::min_dim, kCPU, arg_reduce_kernel<false>);
+}
+
+}  // namespace wick::cpu

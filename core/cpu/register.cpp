@@ -1,0 +1,16 @@
+#include "core/cpu/register.h"
+
+namespace wick {
+
+void register_cpu_kernels(KernelRegistry& registry) {
+  cpu::register_unary_kernels(registry);
+  cpu::register_binary_kernels(registry);
+  cpu::register_reduce_kernels(registry);
+  cpu::register_copy_kernels(registry);
+  cpu::register_random_kernels(registry);
+  cpu::register_matmul_kernels(registry);
+  cpu::register_index_kernels(registry);
+  cpu::register_softmax_kernels(registry);
+}
+
+}  // namespace wick

@@ -1,0 +1,17 @@
+// Each CPU kernel file registers its kernels through one of these; register.cpp calls them all.
+#pragma once
+
+#include "core/dispatch.h"
+
+namespace wick::cpu {
+
+void register_unary_kernels(KernelRegistry& registry);
+void register_binary_kernels(KernelRegistry& registry);
+void register_reduce_kernels(KernelRegistry& registry);
+void register_copy_kernels(KernelRegistry& registry);
+void register_random_kernels(KernelRegistry& registry);
+void register_matmul_kernels(KernelRegistry& registry);
+void register_index_kernels(KernelRegistry& registry);
+void register_softmax_kernels(KernelRegistry& registry);
+
+}  // namespace wick::cpu

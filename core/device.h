@@ -1,0 +1,35 @@
+// Where a tensor's memory lives: the host (CPU) or a CUDA device with an index.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace wick {
+
+enum class DeviceType : uint8_t { CPU, CUDA };
+constexpr int kNumDeviceTypes = 2;
+
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  int index = 0;
+
+  Device() = default;
+  Device(DeviceType t, int i = 0) : type(t), index(i) {}  // NOLINT: Device(kCPU) reads naturally
+  // "cpu", "cuda", "cuda:1"; throws std::invalid_argument for anything else.
+  explicit Device(const std::string& spec);
+
+  bool is_cpu() const { return type == DeviceType::CPU; }
+  bool is_cuda() const { return type == DeviceType::CUDA; }
+  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+  std::string str() const;  // "cpu", "cuda:0"
+};
+
+constexpr DeviceType kCPU = DeviceType::CPU;
+constexpr DeviceType kCUDA = DeviceType::CUDA;
+
+const char* device_type_name(DeviceType type);
+std::ostream& operator<<(std::ostream& os, const Device& device);
+
+}  // namespace wick

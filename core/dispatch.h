@@ -1,0 +1,140 @@
+// Dispatch: from an op to the kernel that runs it on the inputs' device.
+//
+// Each op's front function (core/ops/) validates its arguments, promotes dtypes, computes the
+// output shape, allocates the output, and then calls
+//     dispatch<UnaryKernel>(OpKey::exp, device, x, out, params);
+// which looks the kernel up in one explicit table indexed by (op, device type). The table is filled
+// by register_cpu_kernels() and register_cuda_kernels() - plain functions, called once when the
+// table is first used - so it can be listed: which ops does each device implement?
+//
+// Note [operator fallback]
+// When a device has no kernel for an op, real frameworks either fail or copy the inputs to the
+// host, run the CPU kernel, and copy the results back. wick does the latter, counts each fallback
+// per op, and warns once per op, so the cost is visible; FallbackMode::Error refuses instead.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/kernels.h"
+#include "core/tensor.h"
+
+namespace wick {
+
+class KernelRegistry {
+ public:
+  template <class Fn>
+  void add(OpKey op, DeviceType device, Fn fn) {
+    table_[index(op)][static_cast<int>(device)] = {reinterpret_cast<void (*)()>(fn), &typeid(Fn)};
+  }
+
+  // The kernel, or nullptr when `device` has none for `op`.
+  template <class Fn>
+  Fn find(OpKey op, DeviceType device) const {
+    const Entry& e = table_[index(op)][static_cast<int>(device)];
+    if (e.fn == nullptr) return nullptr;
+    check_state(*e.signature == typeid(Fn), "dispatch", "internal error: kernel for ", op_name(op),
+                " was registered with another signature");
+    return reinterpret_cast<Fn>(e.fn);
+  }
+
+  bool has(OpKey op, DeviceType device) const {
+    return table_[index(op)][static_cast<int>(device)].fn != nullptr;
+  }
+
+ private:
+  struct Entry {
+    void (*fn)() = nullptr;
+    const std::type_info* signature = nullptr;
+  };
+  static int index(OpKey op) { return static_cast<int>(op); }
+  Entry table_[kNumOps][kNumDeviceTypes];
+};
+
+// The table, filled on first use.
+KernelRegistry& kernel_registry();
+
+// Implemented by core/cpu/register.cpp and by cuda/ (cuda/no_cuda.cpp in a CPU-only build).
+void register_cpu_kernels(KernelRegistry& registry);
+void register_cuda_kernels(KernelRegistry& registry);
+
+// Ops `device` has no kernel for (they run through the CPU fallback there).
+std::vector<std::string> missing_kernels(DeviceType device);
+
+enum class FallbackMode { Warn, Silent, Error };
+void set_fallback_mode(FallbackMode mode);
+FallbackMode fallback_mode();
+// How many times each op fell back to the CPU, by op name (ops that never fell back are omitted).
+std::vector<std::pair<std::string, int64_t>> fallback_counts();
+void reset_fallback_counts();
+// Records one fallback of `op` from `device`; warns the first time, or throws in Error mode.
+void note_fallback(OpKey op, Device device);
+
+namespace detail {
+
+// Runs a kernel on the host for a device that lacks it. The kernel's signature says what each
+// argument is: `const Tensor&` parameters are inputs (copied to the host), `Tensor&` parameters
+// are outputs (copied to the host, and written back after the kernel ran), anything else passes
+// through unchanged.
+class HostFrame {
+ public:
+  template <class Param, class Arg>
+  decltype(auto) arg(Arg&& value) {
+    if constexpr (std::is_same_v<Param, Tensor&>) {
+      host_outputs_.push_back(value.to(Device(kCPU)));
+      device_outputs_.push_back(&value);
+      return static_cast<Tensor&>(host_outputs_.back());
+    } else if constexpr (std::is_same_v<Param, const Tensor&>) {
+      const Tensor& input = value;
+      return input.defined() ? input.to(Device(kCPU)) : input;
+    } else {
+      return std::forward<Arg>(value);
+    }
+  }
+  void write_back() {
+    for (size_t i = 0; i < device_outputs_.size(); ++i) device_outputs_[i]->copy_(host_outputs_[i]);
+  }
+
+ private:
+  std::deque<Tensor> host_outputs_;  // a deque keeps references stable as it grows
+  std::vector<Tensor*> device_outputs_;
+};
+
+template <class Fn>
+struct KernelSignature;
+
+template <class... Params>
+struct KernelSignature<void (*)(Params...)> {
+  template <class... Args>
+  static void call_on_host(void (*host)(Params...), Args&&... args) {
+    HostFrame frame;
+    host(frame.arg<Params>(std::forward<Args>(args))...);
+    frame.write_back();
+  }
+};
+
+}  // namespace detail
+
+// Runs the kernel for `op` on `device`, or the CPU fallback (Note [operator fallback]).
+template <class Fn, class... Args>
+void dispatch(OpKey op, Device device, Args&&... args) {
+  const KernelRegistry& registry = kernel_registry();
+  if (Fn fn = registry.find<Fn>(op, device.type)) {
+    fn(std::forward<Args>(args)...);
+    return;
+  }
+  Fn host = registry.find<Fn>(op, kCPU);
+  check_state(host != nullptr, op_name(op), "no kernel for this op on ", device.str(),
+              " or on the CPU");
+  note_fallback(op, device);
+  detail::KernelSignature<Fn>::call_on_host(host, std::forward<Args>(args)...);
+}
+
+}  // namespace wick

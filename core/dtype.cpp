@@ -1,0 +1,63 @@
+#include "core/dtype.h"
+
+#include <string>
+
+namespace wick {
+
+namespace {
+
+struct DTypeInfo {
+  const char* name;
+  size_t size;
+};
+
+constexpr DTypeInfo kInfo[kNumDTypes] = {
+    {"bool", 1},    {"uint8", 1},    {"int32", 4},   {"int64", 8},
+    {"float16", 2}, {"bfloat16", 2}, {"float32", 4}, {"float64", 8},
+};
+
+// PyTorch's promotion table restricted to wick's dtypes. Rows and columns follow the enum order:
+// b1 = bool, u8 = uint8, i4 = int32, i8 = int64, f2 = float16, bf = bfloat16, f4, f8.
+constexpr DType b1 = kBool, u8 = kUInt8, i4 = kInt32, i8 = kInt64, f2 = kFloat16, bf = kBFloat16,
+                f4 = kFloat32, f8 = kFloat64;
+constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
+    /*        b1  u8  i4  i8  f2  bf  f4  f8 */
+    /* b1 */ {b1, u8, i4, i8, f2, bf, f4, f8},
+    /* u8 */ {u8, u8, i4, i8, f2, bf, f4, f8},
+    /* i4 */ {i4, i4, i4, i8, f2, bf, f4, f8},
+    /* i8 */ {i8, i8, i8, i8, f2, bf, f4, f8},
+    /* f2 */ {f2, f2, f2, f2, f2, f4, f4, f8},
+    /* bf */ {bf, bf, bf, bf, f4, bf, f4, f8},
+    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8},
+    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8},
+};
+
+}  // namespace
+
+size_t element_size(DType dtype) { return kInfo[static_cast<int>(dtype)].size; }
+
+const char* dtype_name(DType dtype) { return kInfo[static_cast<int>(dtype)].name; }
+
+std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
+
+DType dtype_from_name(const char* op, const std::string& name) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (name == kInfo[i].name) return static_cast<DType>(i);
+  }
+  if (name == "float") return kFloat32;
+  if (name == "double") return kFloat64;
+  if (name == "half") return kFloat16;
+  if (name == "long") return kInt64;
+  if (name == "int") return kInt32;
+  throw TypeError(error_message(op, "unknown dtype '", name, "'"));
+}
+
+DType promote_types(DType a, DType b) { return kPromote[static_cast<int>(a)][static_cast<int>(b)]; }
+
+DType promote_with_scalar(DType tensor_dtype, ScalarKind scalar) {
+  if (scalar == ScalarKind::Floating && !is_floating(tensor_dtype)) return kFloat32;
+  if (scalar == ScalarKind::Integer && tensor_dtype == kBool) return kInt64;
+  return tensor_dtype;
+}
+
+}  // namespace wick

@@ -1,0 +1,80 @@
+// The kernel interface: the list of ops that have per-device kernels, and the signature kernels of
+// each family share. A device implements an op by registering a function with that signature
+// (see core/dispatch.h). Kernels receive tensors whose shapes, dtypes and devices the front
+// function already checked; they write into outputs that the front function allocated.
+#pragma once
+
+#include <cstdint>
+
+#include "core/scalar.h"
+#include "core/shape.h"
+
+namespace wick {
+
+class Tensor;
+
+// Ops with a kernel table entry. Ops not listed here (var, logsumexp, cat, linear, ...) are
+// composed from these in their front functions, so they run on every device with no extra code.
+// clang-format off
+enum class OpKey : uint16_t {
+  // unary elementwise: UnaryKernel
+  neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu, gelu_tanh, silu,
+  leaky_relu, clamp, pow_scalar, logical_not,
+  // binary elementwise: BinaryKernel (outputs of comparisons are bool)
+  add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge, logical_and, logical_or,
+  // fused backward of activations: BinaryKernel(grad, saved, out)
+  relu_backward, gelu_backward, gelu_tanh_backward, silu_backward, sigmoid_backward,
+  tanh_backward,
+  where,             // WhereKernel
+  sum,               // ReduceKernel
+  max_dim, min_dim,  // ArgReduceKernel
+  copy,              // CopyKernel: strided copy with dtype conversion
+  fill,              // FillKernel
+  arange,            // ArangeKernel
+  uniform, normal,   // RandomKernel
+  bmm,               // BmmKernel
+  index_select, gather,  // IndexKernel
+  scatter_add,           // ScatterAddKernel
+  softmax, log_softmax,  // SoftmaxKernel
+  kCount
+};
+// clang-format on
+constexpr int kNumOps = static_cast<int>(OpKey::kCount);
+
+const char* op_name(OpKey op);
+
+// Counter-based random numbers (Philox 4x32-10): element i of a fill uses counter offset + i / 4,
+// so the result depends only on (seed, offset), never on how the work was split across threads
+// or devices.
+struct PhiloxState {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+
+struct UnaryParams {  // leaky_relu slope; clamp bounds; pow exponent
+  double a = 0;
+  double b = 0;
+};
+
+using UnaryKernel = void (*)(const Tensor& in, Tensor& out, UnaryParams params);
+using BinaryKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out);
+using WhereKernel = void (*)(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);
+// Sums `in` over `dims` (sorted) into `out`, which has `in`'s shape with those dims set to 1.
+using ReduceKernel = void (*)(const Tensor& in, Tensor& out, const DimVec& dims);
+// Max or min along `dim` into `values` and int64 `indices` (both with `dim` set to 1).
+using ArgReduceKernel = void (*)(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim);
+using CopyKernel = void (*)(const Tensor& src, Tensor& dst);  // same shape; any dtypes, strides
+using FillKernel = void (*)(Tensor& out, Scalar value);
+using ArangeKernel = void (*)(Tensor& out, double start, double step);  // out[i] = start + i*step
+// Uniform in [a, b) or normal with mean a and standard deviation b.
+using RandomKernel = void (*)(Tensor& out, double a, double b, PhiloxState state);
+// out[i] = a[i] @ b[i] for 3-D tensors of any strides; out is contiguous [batch, m, n].
+using BmmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out);
+// index_select: out = in.index_select(dim, index); gather: out = in.gather(dim, index).
+using IndexKernel = void (*)(const Tensor& in, int64_t dim, const Tensor& index, Tensor& out);
+// self[... index[i] ...] += src[... i ...] along dim.
+using ScatterAddKernel = void (*)(Tensor& self, int64_t dim, const Tensor& index,
+                                  const Tensor& src);
+using SoftmaxKernel = void (*)(const Tensor& in, Tensor& out, int64_t dim);
+
+}  // namespace wick

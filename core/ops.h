@@ -1,0 +1,13 @@
+// The whole op API in one include: creation, elementwise math, reductions, views, joins, matrix
+// products, indexing and softmax. Every op here works on any device with a kernel for it (or the
+// CPU fallback) and records autograd history when an input requires grad.
+#pragma once
+
+#include "core/ops/elementwise.h"
+#include "core/ops/factory.h"
+#include "core/ops/index.h"
+#include "core/ops/join.h"
+#include "core/ops/linalg.h"
+#include "core/ops/reduce.h"
+#include "core/ops/view.h"
+#include "core/tensor.h"

@@ -1,0 +1,50 @@
+#include "core/ops/op_utils.h"
+
+#include "core/ops.h"
+
+namespace wick::detail {
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  check_value(a.device() == b.device(), op, "expected all tensors on one device; got ", a.device(),
+              " and ", b.device());
+}
+
+Tensor cast(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = empty(t.shape(), options_of(t).with_dtype(dtype));
+  dispatch<CopyKernel>(OpKey::copy, t.device(), t, out);
+  return out;
+}
+
+Tensor wrap_scalar(const Scalar& value, DType other, Device device) {
+  DType dtype = promote_with_scalar(other, value.kind());
+  // A float scalar next to a float16 tensor stays float16, next to an integer tensor it becomes
+  // float32; an integer scalar takes the tensor's dtype.
+  return full(Shape{}, value, TensorOptions(dtype).with_device(device));
+}
+
+Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, UnaryParams params) {
+  Tensor out = empty(x.shape(), options_of(x).with_dtype(out_dtype));
+  dispatch<UnaryKernel>(op, x.device(), x, out, params);
+  return out;
+}
+
+Tensor binary_forward(OpKey op, const Tensor& a, const Tensor& b, DType compute_dtype,
+                      DType out_dtype) {
+  check_same_device(op_name(op), a, b);
+  Shape shape = broadcast_shapes(op_name(op), a.shape(), b.shape());
+  Tensor out = empty(shape, options_of(a).with_dtype(out_dtype));
+  dispatch<BinaryKernel>(op, a.device(), cast(a, compute_dtype), cast(b, compute_dtype), out);
+  return out;
+}
+
+void check_no_internal_overlap(const char* op, const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    check_value(t.stride(d) != 0 || t.size(d) <= 1, op,
+                "cannot write in place into a tensor whose elements share memory (an expanded "
+                "tensor of shape ",
+                t.shape(), " and strides ", t.strides(), "); clone() it first");
+  }
+}
+
+}  // namespace wick::detail

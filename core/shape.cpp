@@ -1,0 +1,130 @@
+#include "core/shape.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace wick {
+
+namespace {
+void check_rank(int64_t n) {
+  check_value(n <= kMaxDims, "shape", "at most ", kMaxDims, " dimensions are supported; got ", n,
+              " (see Note [fixed-capacity shapes])");
+}
+}  // namespace
+
+DimVec::DimVec(std::initializer_list<int64_t> dims) : DimVec(dims.begin(), dims.size()) {}
+
+DimVec::DimVec(const std::vector<int64_t>& dims) : DimVec(dims.data(), dims.size()) {}
+
+DimVec::DimVec(const int64_t* data, int64_t size) {
+  check_rank(size);
+  std::copy(data, data + size, dims_);
+  size_ = size;
+}
+
+DimVec DimVec::filled(int64_t size, int64_t value) {
+  DimVec v;
+  v.resize(size, value);
+  return v;
+}
+
+void DimVec::push_back(int64_t d) {
+  check_rank(size_ + 1);
+  dims_[size_++] = d;
+}
+
+void DimVec::insert(int64_t pos, int64_t d) {
+  check_rank(size_ + 1);
+  std::copy_backward(dims_ + pos, dims_ + size_, dims_ + size_ + 1);
+  dims_[pos] = d;
+  ++size_;
+}
+
+void DimVec::erase(int64_t pos) {
+  std::copy(dims_ + pos + 1, dims_ + size_, dims_ + pos);
+  --size_;
+}
+
+void DimVec::resize(int64_t n, int64_t value) {
+  check_rank(n);
+  for (int64_t i = size_; i < n; ++i) dims_[i] = value;
+  size_ = n;
+}
+
+bool DimVec::operator==(const DimVec& o) const {
+  return size_ == o.size_ && std::equal(begin(), end(), o.begin());
+}
+
+std::ostream& operator<<(std::ostream& os, const DimVec& v) {
+  os << '(';
+  for (int64_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  if (v.size() == 1) os << ',';  // Python's one-tuple, so "(3,)" reads as a shape
+  return os << ')';
+}
+
+std::string to_string(const DimVec& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+int64_t numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides strides = Strides::filled(shape.size(), 1);
+  for (int64_t i = shape.size() - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  }
+  return strides;
+}
+
+bool is_contiguous(const Shape& shape, const Strides& strides) {
+  int64_t expected = 1;
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;  // a size-1 dim's stride never matters
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
+  if (a == b) return a;
+  int64_t n = std::max(a.size(), b.size());
+  Shape out = Shape::filled(n, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    check_value(da == db || da == 1 || db == 1, op, "shapes ", a, " and ", b,
+                " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts dim 0 and -1, like PyTorch
+  check_index(dim >= -n && dim < n, op, "dimension out of range (expected to be in [", -n, ", ",
+              n - 1, "]); got ", dim);
+  return dim < 0 ? dim + n : dim;
+}
+
+DimVec reduction_dims(const char* op, const std::vector<int64_t>& dims, int64_t ndim) {
+  DimVec out;
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(op, d, ndim);
+    check_value(std::find(out.begin(), out.end(), w) == out.end(), op, "dimension ", d,
+                " appears more than once in the list of dims");
+    out.push_back(w);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace wick

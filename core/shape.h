@@ -1,0 +1,72 @@
+// Shapes and strides, and the arithmetic on them that every op shares: element counts, contiguous
+// strides, broadcasting, and wrapping negative dimensions.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace wick {
+
+// Note [fixed-capacity shapes]
+// A shape lives inline in the tensor (no heap allocation), because a small op allocates a shape and
+// strides for its output on every call and two mallocs would cost more than the arithmetic. Eight
+// dimensions cover every model in this repository (PyTorch's inline capacity is five); asking for
+// more raises a clear error.
+constexpr int kMaxDims = 8;
+
+class DimVec {
+ public:
+  DimVec() = default;
+  DimVec(std::initializer_list<int64_t> dims);
+  explicit DimVec(const std::vector<int64_t>& dims);
+  DimVec(const int64_t* data, int64_t size);
+  static DimVec filled(int64_t size, int64_t value);
+
+  int64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t& operator[](int64_t i) { return dims_[i]; }
+  int64_t operator[](int64_t i) const { return dims_[i]; }
+  int64_t back() const { return dims_[size_ - 1]; }
+  const int64_t* begin() const { return dims_; }
+  const int64_t* end() const { return dims_ + size_; }
+  int64_t* begin() { return dims_; }
+  int64_t* end() { return dims_ + size_; }
+  const int64_t* data() const { return dims_; }
+
+  void push_back(int64_t d);
+  void insert(int64_t pos, int64_t d);
+  void erase(int64_t pos);
+  void resize(int64_t n, int64_t value = 0);
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+
+  bool operator==(const DimVec& o) const;
+  bool operator!=(const DimVec& o) const { return !(*this == o); }
+
+ private:
+  int64_t dims_[kMaxDims] = {};
+  int64_t size_ = 0;
+};
+
+using Shape = DimVec;
+using Strides = DimVec;
+
+std::ostream& operator<<(std::ostream& os, const DimVec& v);  // "(2, 3)"
+std::string to_string(const DimVec& v);
+
+int64_t numel(const Shape& shape);
+Strides contiguous_strides(const Shape& shape);
+bool is_contiguous(const Shape& shape, const Strides& strides);
+
+// The broadcast shape of two shapes (NumPy rules), or an error naming `op` and both shapes.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+
+// Wraps a possibly negative dimension into [0, ndim); throws std::out_of_range naming `op`.
+int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
+
+// The dims to reduce over as a sorted, wrapped, duplicate-free list; an empty list means all.
+DimVec reduction_dims(const char* op, const std::vector<int64_t>& dims, int64_t ndim);
+
+}  // namespace wick
