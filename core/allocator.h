@@ -29,7 +29,8 @@ class Allocator {
   virtual void reset_peak() = 0;
 };
 
-// The host allocator: 64-byte aligned (a cache line and a full AVX-512 vector) malloc, counted.
+// The host allocator: malloc, with blocks of 4 KiB and more aligned to 64 bytes (a cache line and
+// a full AVX-512 vector), counted.
 Allocator* cpu_allocator();
 
 Allocator* get_allocator(DeviceType type);

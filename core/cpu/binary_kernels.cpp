@@ -33,7 +33,11 @@ struct Sub {
 struct Mul {
   template <class C>
   C operator()(C a, C b) const {
-    return a * b;
+    if constexpr (std::is_same_v<C, bool>) {
+      return a && b;  // PyTorch: bool * bool is logical and
+    } else {
+      return a * b;
+    }
   }
 };
 struct Div {

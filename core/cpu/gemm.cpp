@@ -10,13 +10,13 @@
 //     copied into the exact order the micro-kernel reads them (thin panels, contiguous). The
 //     kernel then streams memory linearly whatever the operands' strides, and the packed blocks
 //     are sized to stay in cache: A's block in L2, a B panel in L1, all of B's block in L3.
-//  3. Threads split the rows of C; each packs its own A block and all share the packed B.
+//  3. Threads split the rows of C evenly; each packs its own A block and all share the packed B.
 //
 // Loop nest (jc, pc, ic, jr, ir) with block sizes NC, KC, MC and the micro-tile MR x NR:
 //   for jc in n step NC:              B block columns
 //     for pc in k step KC:            shared dimension; C += A[:, pc] @ B[pc, :]
 //       pack B[pc:pc+kc, jc:jc+nc]    (all threads, NR-wide panels)
-//       for ic in m step MC:          (split across threads)
+//       for ic in m step MC:          (each thread its own rows)
 //         pack A[ic:ic+mc, pc:pc+kc]  (MR-tall panels)
 //         for jr in nc step NR: for ir in mc step MR: micro_kernel
 #include <algorithm>
@@ -169,16 +169,23 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, 
   // Small products are not worth waking a second thread for.
   if (m * n * k >= 64 * 64 * 64 && !omp_in_parallel()) threads = omp_get_max_threads();
 #endif
-  // Give each thread an equal number of MR-row panels per MC block.
-  int64_t row_panels = (m + MR - 1) / MR;
-  int64_t mc = std::min<int64_t>(MC, (row_panels + threads - 1) / threads * MR);
-  int64_t nc_max = std::min<int64_t>(NC, n);
   int64_t kc_max = std::min<int64_t>(KC, k);
+  int64_t nc_max = std::min<int64_t>(NC, n);
   AlignedBuffer packed_b(((nc_max + NR - 1) / NR) * NR * kc_max);
+  const int64_t row_panels = (m + MR - 1) / MR;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    AlignedBuffer a_block(((mc + MR - 1) / MR) * MR * kc_max);
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    // Each thread owns an equal share of C's rows, counted in MR-row panels so no thread gets
+    // more than one panel extra; it walks its share in blocks of at most MC rows.
+    const int64_t row_begin = row_panels * t / nt * MR;
+    const int64_t row_end = std::min(m, row_panels * (t + 1) / nt * MR);
+    AlignedBuffer a_block(MC * kc_max);
     Vec acc[MR][2];
     for (int64_t jc = 0; jc < n; jc += NC) {
       int64_t nc = std::min<int64_t>(NC, n - jc);
@@ -191,9 +198,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, 
         for (int64_t panel = 0; panel < b_panels; ++panel) {
           pack_b(b_src, b_ref.row_stride, b_ref.col_stride, kc, nc, panel, packed_b.ptr);
         }  // implicit barrier: B is packed before anyone uses it
-#pragma omp for schedule(static)
-        for (int64_t ic = 0; ic < m; ic += mc) {
-          int64_t rows = std::min<int64_t>(mc, m - ic);
+        for (int64_t ic = row_begin; ic < row_end; ic += MC) {
+          int64_t rows = std::min<int64_t>(MC, row_end - ic);
           pack_a(a + ic * a_ref.row_stride + pc * a_ref.col_stride, a_ref.row_stride,
                  a_ref.col_stride, rows, kc, a_block.ptr);
           for (int64_t jr = 0; jr < nc; jr += NR) {
@@ -204,7 +210,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, 
                          alpha, beta_block, c + (ic + ir) * rsc + (jc + jr) * csc, rsc, csc);
             }
           }
-        }  // implicit barrier: nobody repacks B while it is in use
+        }
+#pragma omp barrier  // nobody repacks B while another thread still reads it
       }
     }
   }

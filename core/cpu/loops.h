@@ -54,12 +54,14 @@ class ElementwiseLoop {
     numel_ = wick::numel(out_shape);
     for (int k = 0; k < N; ++k) {
       const Tensor& t = *operands[k];
+      const Shape& shape = t.shape();
+      const Strides& strides = t.strides();
       data_[k] = static_cast<char*>(t.data_ptr());
-      int64_t lead = ndim - t.dim();
+      int64_t lead = ndim - shape.size();
       int64_t esize = static_cast<int64_t>(t.element_size());
       for (int64_t d = 0; d < ndim; ++d) {
-        bool broadcast = d < lead || (t.size(d - lead) == 1 && out_shape[d] != 1);
-        strides_[k][d] = broadcast ? 0 : t.stride(d - lead) * esize;
+        bool broadcast = d < lead || (shape[d - lead] == 1 && out_shape[d] != 1);
+        strides_[k][d] = broadcast ? 0 : strides[d - lead] * esize;
       }
     }
     coalesce(out_shape);

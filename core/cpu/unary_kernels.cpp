@@ -113,8 +113,12 @@ struct Clamp {  // min(max(x, lo), hi) as in PyTorch (hi wins if lo > hi); NaN s
 struct PowScalar {
   template <class C>
   C operator()(C x, UnaryParams p) const {
-    if (p.a == 2.0) return x * x;  // the common case, exact for integers too
-    return static_cast<C>(std::pow(static_cast<double>(x), p.a));
+    if constexpr (std::is_same_v<C, bool>) {
+      return p.a == 0.0 || x;
+    } else {
+      if (p.a == 2.0) return x * x;  // the common case, exact for integers too
+      return static_cast<C>(std::pow(static_cast<double>(x), p.a));
+    }
   }
 };
 

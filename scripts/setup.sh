@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages wick needs to build, test and benchmark. Idempotent: packages
+# already present are left alone, and apt runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ccache clang-format  # toolchain, compiler cache, formatting check
+  libeigen3-dev                              # Eigen: float64 GEMM
+  libgtest-dev                               # C++ tests
+  libbenchmark-dev                           # C++ benchmarks
+  libopenblas-dev                            # the BLAS NumPy uses; GEMM benchmark reference
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

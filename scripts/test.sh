@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test: the formatting check, the C++ tests in the Release build, and the C++ tests
+# again under AddressSanitizer and UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+bash scripts/setup.sh
+bash scripts/check_format.sh
+
+echo "== build (Release) and tests"
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure
+
+echo "== tests under ASan + UBSan"
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DWICK_SANITIZE=ON -DWICK_BENCHMARKS=OFF -DWICK_EXAMPLES=OFF > /dev/null
+cmake --build build-sanitize -j "$(nproc)" --target wick_tests
+ctest --test-dir build-sanitize --output-on-failure
+
+echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"
