@@ -20,8 +20,11 @@ AutogradMeta& autograd_meta(const Tensor& t) {
 
 AutogradMeta* autograd_meta_if_exists(const Tensor& t) { return t.impl()->autograd.get(); }
 
-SavedTensor::SavedTensor(const Tensor& t, bool is_output)
-    : data_(is_output ? t.detach() : t), version_(t.version()), defined_(true) {}
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : defined_(true) {
+  if (!t.defined()) return;  // an optional input that was not given; unpacks as undefined
+  data_ = is_output ? t.detach() : t;
+  version_ = t.version();
+}
 
 Tensor SavedTensor::unpack(const Node& owner) const {
   check_state(!released_, "backward",
@@ -29,6 +32,7 @@ Tensor SavedTensor::unpack(const Node& owner) const {
               owner.name(),
               " have already been freed); call backward with retain_graph=true the first time if "
               "you need to backward twice");
+  if (!data_.defined()) return data_;
   check_state(data_.version() == version_, "backward", "a tensor saved by ", owner.name(),
               " was modified by an in-place operation after it was saved (its version is ",
               data_.version(), "; it was ", version_,

@@ -23,6 +23,9 @@ constexpr const char* kOpNames[] = {
     "bmm",
     "index_select", "gather", "scatter_add",
     "softmax", "log_softmax",
+    "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "avg_pool2d",
+    "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "batch_norm",
+    "batch_norm_backward",
 };
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kNumOps, "kOpNames must follow OpKey");

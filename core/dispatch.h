@@ -88,7 +88,8 @@ class HostFrame {
   template <class Param, class Arg>
   decltype(auto) arg(Arg&& value) {
     if constexpr (std::is_same_v<Param, Tensor&>) {
-      host_outputs_.push_back(value.to(Device(kCPU)));
+      // An undefined output means "not needed" and stays undefined.
+      host_outputs_.push_back(value.defined() ? value.to(Device(kCPU)) : Tensor());
       device_outputs_.push_back(&value);
       return static_cast<Tensor&>(host_outputs_.back());
     } else if constexpr (std::is_same_v<Param, const Tensor&>) {
@@ -99,7 +100,9 @@ class HostFrame {
     }
   }
   void write_back() {
-    for (size_t i = 0; i < device_outputs_.size(); ++i) device_outputs_[i]->copy_(host_outputs_[i]);
+    for (size_t i = 0; i < device_outputs_.size(); ++i) {
+      if (device_outputs_[i]->defined()) device_outputs_[i]->copy_(host_outputs_[i]);
+    }
   }
 
  private:

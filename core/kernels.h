@@ -36,6 +36,12 @@ enum class OpKey : uint16_t {
   index_select, gather,  // IndexKernel
   scatter_add,           // ScatterAddKernel
   softmax, log_softmax,  // SoftmaxKernel
+  // neural-network layers (front functions in core/ops/nn.h)
+  conv2d, conv2d_backward,                 // Conv2dKernel, Conv2dBackwardKernel
+  max_pool2d, max_pool2d_backward,         // MaxPool2dKernel, MaxPool2dBackwardKernel
+  avg_pool2d, avg_pool2d_backward,         // AvgPool2dKernel, AvgPool2dBackwardKernel
+  adaptive_avg_pool2d, adaptive_avg_pool2d_backward,  // AvgPool2dKernel, AvgPool2dBackwardKernel
+  batch_norm, batch_norm_backward,         // BatchNormKernel, BatchNormBackwardKernel
   kCount
 };
 // clang-format on
@@ -76,5 +82,61 @@ using IndexKernel = void (*)(const Tensor& in, int64_t dim, const Tensor& index,
 using ScatterAddKernel = void (*)(Tensor& self, int64_t dim, const Tensor& index,
                                   const Tensor& src);
 using SoftmaxKernel = void (*)(const Tensor& in, Tensor& out, int64_t dim);
+
+// 2-D convolution of input [N, C, H, W] with weight [O, C / groups, kh, kw] (cross-correlation,
+// as in every framework), output [N, O, out_h, out_w].
+struct Conv2dParams {
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};
+  int64_t dilation[2] = {1, 1};
+  int64_t groups = 1;
+};
+// `bias` may be undefined. `out` is allocated (contiguous) by the front function.
+using Conv2dKernel = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                              Tensor& out, const Conv2dParams& params);
+// Computes the gradients whose output tensor is defined; an undefined one is not needed.
+using Conv2dBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& input,
+                                      const Tensor& weight, Tensor& grad_input, Tensor& grad_weight,
+                                      Tensor& grad_bias, const Conv2dParams& params);
+
+// 2-D pooling windows over input [N, C, H, W]. For adaptive pooling only the output size (the
+// `out` tensor's shape) matters and the window fields are unused.
+struct Pool2dParams {
+  int64_t kernel[2] = {1, 1};
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};
+  int64_t dilation[2] = {1, 1};
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // average pooling: divide by the full window, padding included
+};
+// `indices` (int64, like out) records, for each output, the flat h * W + w position of the
+// maximum within its input plane.
+using MaxPool2dKernel = void (*)(const Tensor& input, Tensor& out, Tensor& indices,
+                                 const Pool2dParams& params);
+using MaxPool2dBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& indices,
+                                         Tensor& grad_input, const Pool2dParams& params);
+using AvgPool2dKernel = void (*)(const Tensor& input, Tensor& out, const Pool2dParams& params);
+using AvgPool2dBackwardKernel = void (*)(const Tensor& grad_out, Tensor& grad_input,
+                                         const Pool2dParams& params);
+
+// Batch normalization over input [N, C, ...] per channel C. In training it normalizes with the
+// batch statistics, writes save_mean and save_invstd ([C], for backward) and, when the running
+// buffers are defined, updates them in place: running = (1 - momentum) * running + momentum *
+// batch (the variance unbiased). In evaluation it normalizes with the running statistics.
+// weight and bias ([C]) may be undefined (no affine transform).
+struct BatchNormParams {
+  bool training = true;
+  double momentum = 0.1;
+  double eps = 1e-5;
+};
+using BatchNormKernel = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                 Tensor& running_mean, Tensor& running_var, Tensor& out,
+                                 Tensor& save_mean, Tensor& save_invstd,
+                                 const BatchNormParams& params);
+// Training-mode backward (batch statistics); undefined outputs are skipped.
+using BatchNormBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& input,
+                                         const Tensor& weight, const Tensor& save_mean,
+                                         const Tensor& save_invstd, Tensor& grad_input,
+                                         Tensor& grad_weight, Tensor& grad_bias);
 
 }  // namespace wick

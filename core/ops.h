@@ -8,6 +8,7 @@
 #include "core/ops/index.h"
 #include "core/ops/join.h"
 #include "core/ops/linalg.h"
+#include "core/ops/nn.h"
 #include "core/ops/reduce.h"
 #include "core/ops/view.h"
 #include "core/tensor.h"

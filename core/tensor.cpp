@@ -93,6 +93,24 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
 
 Tensor Tensor::detach() const { return wick::detach(*this); }
 
+void Tensor::set_data(const Tensor& source) const {
+  check_value(defined() && source.defined(), "set_data", "got an undefined tensor");
+  check_type(!requires_grad() || is_floating(source.dtype()), "set_data",
+             "a tensor that requires grad cannot hold ", source.dtype(), " data");
+  impl_->storage = source.storage();
+  impl_->offset = source.offset();
+  impl_->shape = source.shape();
+  impl_->strides = source.strides();
+  impl_->dtype = source.dtype();
+  if (AutogradMeta* meta = autograd_meta_if_exists(*this)) {
+    // A gradient of the old dtype, device or shape no longer fits.
+    if (meta->grad.defined() && (meta->grad.shape() != shape() || meta->grad.dtype() != dtype() ||
+                                 meta->grad.device() != device())) {
+      meta->grad = Tensor();
+    }
+  }
+}
+
 void Tensor::retain_grad() const {
   check_state(requires_grad(), "retain_grad", "the tensor does not require grad");
   if (is_leaf()) return;  // leaves keep their gradient anyway

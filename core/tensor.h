@@ -85,6 +85,9 @@ class Tensor {
   std::shared_ptr<Node> grad_fn() const;
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;  // same storage, no history
+  // Makes this tensor (every handle to it) view `source`'s data, keeping its autograd identity:
+  // PyTorch's `param.data = ...`, used by Module::to() so optimizers keep their handles.
+  void set_data(const Tensor& source) const;
   void retain_grad() const;
   bool retains_grad() const;
   void register_hook(TensorHook hook) const;

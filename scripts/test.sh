@@ -3,6 +3,8 @@
 # again under AddressSanitizer and UndefinedBehaviorSanitizer. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Let ccache share results between clones in different folders (CI uses fresh clones).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 start=$(date +%s)
 bash scripts/setup.sh
 bash scripts/check_format.sh

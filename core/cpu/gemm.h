@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace wick::cpu {
 
@@ -35,5 +36,16 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, Matr
 template <class T>
 void gemm_eigen(int64_t m, int64_t n, int64_t k, T alpha, MatrixRef a, MatrixRef b, T beta,
                 MutableMatrixRef c);
+
+// C = alpha * A @ B + beta * C for float (gemm_packed) or double (gemm_eigen).
+template <class T>
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatrixRef a, MatrixRef b, T beta,
+          MutableMatrixRef c) {
+  if constexpr (std::is_same_v<T, float>) {
+    gemm_packed(m, n, k, alpha, a, b, beta, c);
+  } else {
+    gemm_eigen<T>(m, n, k, alpha, a, b, beta, c);
+  }
+}
 
 }  // namespace wick::cpu

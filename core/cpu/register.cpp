@@ -11,6 +11,9 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_matmul_kernels(registry);
   cpu::register_index_kernels(registry);
   cpu::register_softmax_kernels(registry);
+  cpu::register_conv_kernels(registry);
+  cpu::register_pool_kernels(registry);
+  cpu::register_norm_kernels(registry);
 }
 
 }  // namespace wick

@@ -13,5 +13,8 @@ void register_random_kernels(KernelRegistry& registry);
 void register_matmul_kernels(KernelRegistry& registry);
 void register_index_kernels(KernelRegistry& registry);
 void register_softmax_kernels(KernelRegistry& registry);
+void register_conv_kernels(KernelRegistry& registry);
+void register_pool_kernels(KernelRegistry& registry);
+void register_norm_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

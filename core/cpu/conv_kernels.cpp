@@ -1,0 +1,213 @@
+// CPU 2-D convolution by im2col + GEMM, one image at a time.
+//
+// Note [im2col per image]
+// im2col copies, for every output position, the kh x kw x C input patch it sees into one column
+// of a matrix `cols` [C * kh * kw, out_h * out_w]; the convolution is then one GEMM,
+// weight [O, C * kh * kw] @ cols. Doing it per image keeps `cols` small enough for the L2 cache
+// (a 32-channel 3x3 layer on 26x26 inputs needs 660 KB per image, but 42 MB for a batch of 64)
+// and lets OpenMP threads take whole images, each running a single-threaded GEMM, with no
+// synchronisation inside the loop. Groups split C and O into independent slices.
+#include <cstring>
+#include <vector>
+
+#include "core/cpu/gemm.h"
+#include "core/cpu/loops.h"
+#include "core/cpu/register.h"
+#include "core/ops.h"
+
+namespace wick::cpu {
+
+namespace {
+
+struct ConvShape {
+  int64_t n, c, h, w, o, kh, kw, oh, ow;
+  int64_t rows() const { return c * kh * kw; }   // rows of cols
+  int64_t positions() const { return oh * ow; }  // columns of cols
+};
+
+ConvShape conv_shape(const Tensor& input, const Tensor& weight, const Tensor& out) {
+  return {input.size(0),  input.size(1),  input.size(2), input.size(3), weight.size(0),
+          weight.size(2), weight.size(3), out.size(2),   out.size(3)};
+}
+
+// cols[(c, i, j), (y, x)] = input[c, y * sh - ph + i * dh, x * sw - pw + j * dw] (0 outside).
+template <class T>
+void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) {
+  for (int64_t c = 0; c < s.c; ++c) {
+    for (int64_t i = 0; i < s.kh; ++i) {
+      for (int64_t j = 0; j < s.kw; ++j) {
+        T* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
+        for (int64_t y = 0; y < s.oh; ++y) {
+          int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
+          T* out = row + y * s.ow;
+          if (iy < 0 || iy >= s.h) {
+            std::fill(out, out + s.ow, T(0));
+            continue;
+          }
+          const T* in = image + (c * s.h + iy) * s.w;
+          for (int64_t x = 0; x < s.ow; ++x) {
+            int64_t ix = x * p.stride[1] - p.padding[1] + j * p.dilation[1];
+            out[x] = (ix >= 0 && ix < s.w) ? in[ix] : T(0);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: every column entry is added back to the input position it came from.
+template <class T>
+void col2im(const T* cols, const ConvShape& s, const Conv2dParams& p, T* image) {
+  std::fill(image, image + s.c * s.h * s.w, T(0));
+  for (int64_t c = 0; c < s.c; ++c) {
+    for (int64_t i = 0; i < s.kh; ++i) {
+      for (int64_t j = 0; j < s.kw; ++j) {
+        const T* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
+        for (int64_t y = 0; y < s.oh; ++y) {
+          int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
+          if (iy < 0 || iy >= s.h) continue;
+          T* in = image + (c * s.h + iy) * s.w;
+          for (int64_t x = 0; x < s.ow; ++x) {
+            int64_t ix = x * p.stride[1] - p.padding[1] + j * p.dilation[1];
+            if (ix >= 0 && ix < s.w) in[ix] += row[y * s.ow + x];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Float16 and BFloat16 convolve in float32, like their matmul.
+bool through_float(const Tensor& t) { return is_reduced_float(t.dtype()); }
+
+template <class T>
+void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& out,
+                  const Conv2dParams& p) {
+  ConvShape s = conv_shape(input, weight, out);
+  const int64_t g = p.groups, og = s.o / g, kg = s.rows() / g, L = s.positions();
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const T* w = static_cast<const T*>(weight.data_ptr());
+  const T* b = bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr;
+  T* y = static_cast<T*>(out.data_ptr());
+#pragma omp parallel
+  {
+    std::vector<T> cols(s.rows() * L);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t n = 0; n < s.n; ++n) {
+      im2col(x + n * s.c * s.h * s.w, s, p, cols.data());
+      T* yn = y + n * s.o * L;
+      for (int64_t k = 0; k < g; ++k) {
+        gemm<T>(og, L, kg, T(1), {w + k * og * kg, kg, 1}, {cols.data() + k * kg * L, L, 1}, T(0),
+                {yn + k * og * L, L, 1});
+      }
+      if (b != nullptr) {
+        for (int64_t o = 0; o < s.o; ++o) {
+          for (int64_t l = 0; l < L; ++l) yn[o * L + l] += b[o];
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                   Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias,
+                   const Conv2dParams& p) {
+  ConvShape s = conv_shape(input, weight, grad_out);
+  const int64_t g = p.groups, og = s.o / g, kg = s.rows() / g, L = s.positions();
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const T* w = static_cast<const T*>(weight.data_ptr());
+  const T* dy = static_cast<const T*>(grad_out.data_ptr());
+  T* dx = grad_input.defined() ? static_cast<T*>(grad_input.data_ptr()) : nullptr;
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  // Each thread sums its images' weight gradients into its own buffer; they are added at the end.
+  std::vector<std::vector<T>> partial_dw(grad_weight.defined() ? threads : 0,
+                                         std::vector<T>(s.o * kg, T(0)));
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    std::vector<T> cols(s.rows() * L);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t n = 0; n < s.n; ++n) {
+      const T* dyn = dy + n * s.o * L;
+      if (grad_weight.defined()) {
+        im2col(x + n * s.c * s.h * s.w, s, p, cols.data());
+        for (int64_t k = 0; k < g; ++k) {  // dW_k += dY_k [og, L] @ cols_k^T [L, kg]
+          gemm<T>(og, kg, L, T(1), {dyn + k * og * L, L, 1}, {cols.data() + k * kg * L, 1, L}, T(1),
+                  {partial_dw[t].data() + k * og * kg, kg, 1});
+        }
+      }
+      if (dx != nullptr) {
+        for (int64_t k = 0; k < g; ++k) {  // dcols_k = W_k^T [kg, og] @ dY_k [og, L]
+          gemm<T>(kg, L, og, T(1), {w + k * og * kg, 1, kg}, {dyn + k * og * L, L, 1}, T(0),
+                  {cols.data() + k * kg * L, L, 1});
+        }
+        col2im(cols.data(), s, p, dx + n * s.c * s.h * s.w);
+      }
+    }
+  }
+  if (grad_weight.defined()) {
+    T* dw = static_cast<T*>(grad_weight.data_ptr());
+    std::fill(dw, dw + s.o * kg, T(0));
+    for (const auto& part : partial_dw) {
+      for (int64_t i = 0; i < s.o * kg; ++i) dw[i] += part[i];
+    }
+  }
+  if (grad_bias.defined()) {
+    T* db = static_cast<T*>(grad_bias.data_ptr());
+    for (int64_t o = 0; o < s.o; ++o) {
+      accumulate_t<T> acc = 0;
+      for (int64_t n = 0; n < s.n; ++n) {
+        for (int64_t l = 0; l < L; ++l) acc += dy[(n * s.o + o) * L + l];
+      }
+      db[o] = T(acc);
+    }
+  }
+}
+
+void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& out,
+                   const Conv2dParams& p) {
+  if (through_float(input)) {
+    Tensor out32 = empty(out.shape(), TensorOptions(kFloat32));
+    conv_forward<float>(input.to(kFloat32), weight.to(kFloat32),
+                        bias.defined() ? bias.to(kFloat32) : bias, out32, p);
+    out.copy_(out32);
+  } else if (input.dtype() == kFloat64) {
+    conv_forward<double>(input, weight, bias, out, p);
+  } else {
+    conv_forward<float>(input, weight, bias, out, p);
+  }
+}
+
+void conv2d_backward_kernel(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                            Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias,
+                            const Conv2dParams& p) {
+  if (through_float(input)) {
+    auto f32 = [](const Tensor& t) { return t.defined() ? empty(t.shape(), kFloat32) : Tensor(); };
+    Tensor gi = f32(grad_input), gw = f32(grad_weight), gb = f32(grad_bias);
+    conv_backward<float>(grad_out.to(kFloat32), input.to(kFloat32), weight.to(kFloat32), gi, gw, gb,
+                         p);
+    if (gi.defined()) grad_input.copy_(gi);
+    if (gw.defined()) grad_weight.copy_(gw);
+    if (gb.defined()) grad_bias.copy_(gb);
+  } else if (input.dtype() == kFloat64) {
+    conv_backward<double>(grad_out, input, weight, grad_input, grad_weight, grad_bias, p);
+  } else {
+    conv_backward<float>(grad_out, input, weight, grad_input, grad_weight, grad_bias, p);
+  }
+}
+
+}  // namespace
+
+void register_conv_kernels(KernelRegistry& r) {
+  r.add<Conv2dKernel>(OpKey::conv2d, kCPU, conv2d_kernel);
+  r.add<Conv2dBackwardKernel>(OpKey::conv2d_backward, kCPU, conv2d_backward_kernel);
+}
+
+}  // namespace wick::cpu

@@ -1,0 +1,175 @@
+// CPU 2-D pooling: max (with the index of each maximum, for backward), average, and adaptive
+// average. Inputs are contiguous [N, C, H, W]; every (n, c) plane is independent, so threads
+// take whole planes and backward needs no atomics.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/cpu/loops.h"
+#include "core/cpu/register.h"
+
+namespace wick::cpu {
+
+namespace {
+
+struct Planes {
+  int64_t count, h, w, oh, ow;
+};
+
+Planes planes(const Tensor& input, const Tensor& out) {
+  return {input.size(0) * input.size(1), input.size(2), input.size(3), out.size(2), out.size(3)};
+}
+
+template <class F>
+void for_each_plane(int64_t count, int64_t work_per_plane, const F& f) {
+  parallel_for(count, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_plane, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) f(p);
+               });
+}
+
+void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const Pool2dParams& p) {
+  Planes s = planes(input, out);
+  visit_floating("max_pool2d", input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* x = static_cast<const T*>(input.data_ptr());
+    T* y = static_cast<T*>(out.data_ptr());
+    int64_t* idx = indices.data<int64_t>();
+    for_each_plane(s.count, s.oh * s.ow * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
+      const T* in = x + plane * s.h * s.w;
+      for (int64_t oy = 0; oy < s.oh; ++oy) {
+        for (int64_t ox = 0; ox < s.ow; ++ox) {
+          C best = -std::numeric_limits<C>::infinity();
+          int64_t best_at = -1;
+          for (int64_t i = 0; i < p.kernel[0]; ++i) {
+            int64_t iy = oy * p.stride[0] - p.padding[0] + i * p.dilation[0];
+            if (iy < 0 || iy >= s.h) continue;
+            for (int64_t j = 0; j < p.kernel[1]; ++j) {
+              int64_t ix = ox * p.stride[1] - p.padding[1] + j * p.dilation[1];
+              if (ix < 0 || ix >= s.w) continue;
+              C v = C(in[iy * s.w + ix]);
+              if (v > best || std::isnan(v) || best_at < 0) {  // NaN propagates, like PyTorch
+                best = v;
+                best_at = iy * s.w + ix;
+                if (std::isnan(v)) break;
+              }
+            }
+          }
+          int64_t o = plane * s.oh * s.ow + oy * s.ow + ox;
+          y[o] = T(best);
+          idx[o] = best_at;
+        }
+      }
+    });
+  });
+}
+
+void max_pool2d_backward_kernel(const Tensor& grad_out, const Tensor& indices, Tensor& grad_input,
+                                const Pool2dParams&) {
+  Planes s = planes(grad_input, grad_out);
+  visit_floating("max_pool2d_backward", grad_out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* dy = static_cast<const T*>(grad_out.data_ptr());
+    const int64_t* idx = indices.data<int64_t>();
+    T* dx = static_cast<T*>(grad_input.data_ptr());
+    for_each_plane(s.count, s.h * s.w, [&](int64_t plane) {
+      T* in = dx + plane * s.h * s.w;
+      std::fill(in, in + s.h * s.w, T(0));
+      for (int64_t o = plane * s.oh * s.ow; o < (plane + 1) * s.oh * s.ow; ++o) {
+        if (idx[o] >= 0) in[idx[o]] = T(C(in[idx[o]]) + C(dy[o]));
+      }
+    });
+  });
+}
+
+// The window of output (oy, ox) and the number it divides by, PyTorch's rules: the window is
+// clipped to the padded input to size the divisor (count_include_pad), then to the real input.
+struct AvgWindow {
+  int64_t y0, y1, x0, x1;
+  int64_t divisor;
+};
+
+AvgWindow avg_window(const Planes& s, const Pool2dParams& p, int64_t oy, int64_t ox) {
+  int64_t y0 = oy * p.stride[0] - p.padding[0], x0 = ox * p.stride[1] - p.padding[1];
+  int64_t y1 = std::min(y0 + p.kernel[0], s.h + p.padding[0]);
+  int64_t x1 = std::min(x0 + p.kernel[1], s.w + p.padding[1]);
+  int64_t padded_size = (y1 - y0) * (x1 - x0);
+  y0 = std::max<int64_t>(y0, 0), x0 = std::max<int64_t>(x0, 0);
+  y1 = std::min(y1, s.h), x1 = std::min(x1, s.w);
+  int64_t divisor = p.count_include_pad ? padded_size : (y1 - y0) * (x1 - x0);
+  return {y0, y1, x0, x1, std::max<int64_t>(divisor, 1)};
+}
+
+// Adaptive pooling: output cell o of `out` cells over `in` inputs spans
+// [floor(o * in / out), ceil((o + 1) * in / out)).
+AvgWindow adaptive_window(const Planes& s, int64_t oy, int64_t ox) {
+  int64_t y0 = oy * s.h / s.oh, y1 = ((oy + 1) * s.h + s.oh - 1) / s.oh;
+  int64_t x0 = ox * s.w / s.ow, x1 = ((ox + 1) * s.w + s.ow - 1) / s.ow;
+  return {y0, y1, x0, x1, (y1 - y0) * (x1 - x0)};
+}
+
+template <bool kAdaptive>
+void avg_pool2d_kernel(const Tensor& input, Tensor& out, const Pool2dParams& p) {
+  Planes s = planes(input, out);
+  visit_floating("avg_pool2d", input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(input.data_ptr());
+    T* y = static_cast<T*>(out.data_ptr());
+    for_each_plane(s.count, s.h * s.w, [&](int64_t plane) {
+      const T* in = x + plane * s.h * s.w;
+      for (int64_t oy = 0; oy < s.oh; ++oy) {
+        for (int64_t ox = 0; ox < s.ow; ++ox) {
+          AvgWindow win = kAdaptive ? adaptive_window(s, oy, ox) : avg_window(s, p, oy, ox);
+          accumulate_t<T> sum = 0;
+          for (int64_t iy = win.y0; iy < win.y1; ++iy) {
+            for (int64_t ix = win.x0; ix < win.x1; ++ix) sum += in[iy * s.w + ix];
+          }
+          y[plane * s.oh * s.ow + oy * s.ow + ox] = T(sum / static_cast<double>(win.divisor));
+        }
+      }
+    });
+  });
+}
+
+template <bool kAdaptive>
+void avg_pool2d_backward_kernel(const Tensor& grad_out, Tensor& grad_input, const Pool2dParams& p) {
+  Planes s = planes(grad_input, grad_out);
+  visit_floating("avg_pool2d_backward", grad_out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* dy = static_cast<const T*>(grad_out.data_ptr());
+    T* dx = static_cast<T*>(grad_input.data_ptr());
+    for_each_plane(s.count, s.h * s.w, [&](int64_t plane) {
+      T* in = dx + plane * s.h * s.w;
+      std::fill(in, in + s.h * s.w, T(0));
+      for (int64_t oy = 0; oy < s.oh; ++oy) {
+        for (int64_t ox = 0; ox < s.ow; ++ox) {
+          AvgWindow win = kAdaptive ? adaptive_window(s, oy, ox) : avg_window(s, p, oy, ox);
+          C share = C(dy[plane * s.oh * s.ow + oy * s.ow + ox]) / C(win.divisor);
+          for (int64_t iy = win.y0; iy < win.y1; ++iy) {
+            for (int64_t ix = win.x0; ix < win.x1; ++ix) {
+              in[iy * s.w + ix] = T(C(in[iy * s.w + ix]) + share);
+            }
+          }
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_pool_kernels(KernelRegistry& r) {
+  r.add<MaxPool2dKernel>(OpKey::max_pool2d, kCPU, max_pool2d_kernel);
+  r.add<MaxPool2dBackwardKernel>(OpKey::max_pool2d_backward, kCPU, max_pool2d_backward_kernel);
+  r.add<AvgPool2dKernel>(OpKey::avg_pool2d, kCPU, avg_pool2d_kernel<false>);
+  r.add<AvgPool2dBackwardKernel>(OpKey::avg_pool2d_backward, kCPU,
+                                 avg_pool2d_backward_kernel<false>);
+  r.add<AvgPool2dKernel>(OpKey::adaptive_avg_pool2d, kCPU, avg_pool2d_kernel<true>);
+  r.add<AvgPool2dBackwardKernel>(OpKey::adaptive_avg_pool2d_backward, kCPU,
+                                 avg_pool2d_backward_kernel<true>);
+}
+
+}  // namespace wick::cpu

@@ -1,0 +1,38 @@
+// Tensor ops for neural-network layers that have kernels of their own: 2-D convolution, pooling
+// and batch normalization. nn/functional.h exposes them (and the composite layers) under
+// PyTorch's names.
+#pragma once
+
+#include "core/tensor.h"
+
+namespace wick {
+
+// A (height, width) pair that also accepts a single number for both, like PyTorch's int-or-tuple
+// arguments: conv2d(x, w, b, /*stride=*/2) or conv2d(x, w, b, {2, 1}).
+struct Pair2 {
+  int64_t h, w;
+  Pair2(int64_t both) : h(both), w(both) {}  // NOLINT: implicit on purpose
+  Pair2(int64_t h_, int64_t w_) : h(h_), w(w_) {}
+};
+
+// input [N, C, H, W] (or [C, H, W]), weight [O, C / groups, kh, kw], bias [O] or undefined.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              Pair2 stride = 1, Pair2 padding = 0, Pair2 dilation = 1, int64_t groups = 1);
+
+// `stride` 0 means "equal to the kernel size" (PyTorch's default of None).
+ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size, Pair2 stride = 0,
+                                      Pair2 padding = 0, Pair2 dilation = 1,
+                                      bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride = 0, Pair2 padding = 0,
+                  Pair2 dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride = 0, Pair2 padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& input, Pair2 output_size);
+
+// input [N, C] or [N, C, ...]; running statistics, weight and bias [C] (each may be undefined).
+// In training the batch statistics normalize and the running ones are updated in place.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
+                  double eps = 1e-5);
+
+}  // namespace wick

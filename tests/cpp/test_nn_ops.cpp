@@ -1,0 +1,201 @@
+// Convolution, pooling and batch normalization: hand-checked forward values, gradcheck over
+// strides, padding, dilation, groups and ceil_mode, and bad arguments.
+#include "tests/cpp/test_util.h"
+
+namespace wick {
+namespace {
+
+using testing::expect_close;
+using testing::expect_error;
+using testing::input;
+
+TEST(Conv2d, HandComputed) {
+  // A 1x1x3x3 image of 1..9 and a 2x2 kernel of ones: each output sums a 2x2 patch.
+  Tensor x = arange(1, 10).to(kFloat32).reshape({1, 1, 3, 3});
+  Tensor w = ones({1, 1, 2, 2});
+  expect_close(conv2d(x, w), {12, 16, 24, 28}, {1, 1, 2, 2});
+  expect_close(conv2d(x, w, tensor({1.0})), {13, 17, 25, 29}, {1, 1, 2, 2});
+  // Padding 1, stride 2: corners of the padded image.
+  expect_close(conv2d(x, w, Tensor(), 2, 1), {1, 5, 11, 28}, {1, 1, 2, 2});
+  // Dilation 2 on a 3x3 input with a 2x2 kernel reads the four corners.
+  expect_close(conv2d(x, w, Tensor(), 1, 0, 2), {1 + 3 + 7 + 9}, {1, 1, 1, 1});
+  // Unbatched input keeps no batch dim.
+  EXPECT_EQ(conv2d(x[0], w).shape(), (Shape{1, 2, 2}));
+}
+
+TEST(Conv2d, GroupsEqualSeparateConvolutions) {
+  Tensor x = randn({2, 4, 5, 5}, kFloat64), w = randn({6, 2, 3, 3}, kFloat64);
+  Tensor b = randn({6}, kFloat64);
+  Tensor grouped = conv2d(x, w, b, 1, 1, 1, 2);
+  Tensor first = conv2d(x.narrow(1, 0, 2), w.narrow(0, 0, 3), b.narrow(0, 0, 3), 1, 1);
+  Tensor second = conv2d(x.narrow(1, 2, 2), w.narrow(0, 3, 3), b.narrow(0, 3, 3), 1, 1);
+  expect_close(grouped, cat({first, second}, 1), 1e-12, 1e-12);
+}
+
+TEST(Conv2d, MatchesUnfoldedMatmul) {
+  // A convolution is a matrix product with the unfolded input; check with a naive loop.
+  Tensor x = randn({2, 3, 6, 5}, kFloat64), w = randn({4, 3, 3, 2}, kFloat64);
+  Tensor out = conv2d(x, w, Tensor(), {2, 1}, {1, 0});
+  ASSERT_EQ(out.shape(), (Shape{2, 4, 3, 4}));
+  auto xv = x.to_vector<double>(), wv = w.to_vector<double>(), ov = out.to_vector<double>();
+  for (int n = 0; n < 2; ++n)
+    for (int o = 0; o < 4; ++o)
+      for (int y = 0; y < 3; ++y)
+        for (int z = 0; z < 4; ++z) {
+          double acc = 0;
+          for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < 3; ++i)
+              for (int j = 0; j < 2; ++j) {
+                int iy = y * 2 - 1 + i, ix = z + j;
+                if (iy < 0 || iy >= 6 || ix >= 5) continue;
+                acc += xv[((n * 3 + c) * 6 + iy) * 5 + ix] * wv[((o * 3 + c) * 3 + i) * 2 + j];
+              }
+          EXPECT_NEAR(ov[((n * 4 + o) * 3 + y) * 4 + z], acc, 1e-12);
+        }
+}
+
+TEST(Conv2d, Gradcheck) {
+  struct Config {
+    Pair2 stride, padding, dilation;
+    int64_t groups;
+  };
+  for (Config c : {Config{1, 0, 1, 1}, Config{2, 1, 1, 1}, Config{{1, 2}, {0, 1}, {2, 1}, 1},
+                   Config{1, 1, 1, 2}}) {
+    Tensor x = input({2, 4, 5, 6}, 1), w = input({4, 4 / c.groups, 3, 2}, 2), b = input({4}, 3);
+    EXPECT_TRUE(gradcheck(
+        [&](const TensorList& t) {
+          return conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups);
+        },
+        {x, w, b}));
+  }
+  // Non-contiguous input and no bias.
+  Tensor xt = testing::noncontiguous_input({1, 2, 4, 4}), w = input({3, 2, 2, 2}, 4);
+  EXPECT_TRUE(gradcheck([](const TensorList& t) { return conv2d(t[0], t[1]); }, {xt, w}));
+}
+
+TEST(Pool, MaxPoolValuesAndIndices) {
+  Tensor x = tensor({1., 5., 2., 0., 3., 4., 9., 8., 7., 6., 2., 1., 0., 1., 2., 3.})
+                 .reshape({1, 1, 4, 4});
+  auto [values, indices] = max_pool2d_with_indices(x, 2);
+  expect_close(values, {5, 9, 7, 3}, {1, 1, 2, 2});
+  EXPECT_EQ(indices.to_vector<int64_t>(), (std::vector<int64_t>{1, 6, 8, 15}));
+  expect_close(max_pool2d(x, 3, 1), {9, 9, 9, 9}, {1, 1, 2, 2});
+  expect_close(max_pool2d(x, 2, 2, 1), {1, 5, 0, 7, 9, 8, 0, 2, 3}, {1, 1, 3, 3});
+  EXPECT_EQ(max_pool2d(ones({1, 1, 5, 5}), 2, 2, 0, 1, /*ceil_mode=*/true).shape(),
+            (Shape{1, 1, 3, 3}));
+}
+
+TEST(Pool, AvgAndAdaptive) {
+  Tensor x = arange(16).to(kFloat32).reshape({1, 1, 4, 4});
+  expect_close(avg_pool2d(x, 2), {2.5, 4.5, 10.5, 12.5}, {1, 1, 2, 2});
+  // Padding 1, count_include_pad: the corner window holds x[0,0] and three zeros.
+  expect_close(avg_pool2d(x, 2, 2, 1).select(2, 0), {0.0 / 4, (1 + 2) / 4.0, 3.0 / 4}, {1, 1, 3});
+  expect_close(avg_pool2d(x, 2, 2, 1, false, false).select(2, 0), {0, 1.5, 3}, {1, 1, 3});
+  expect_close(adaptive_avg_pool2d(x, 1), {7.5}, {1, 1, 1, 1});
+  // 4 -> 3 cells: windows [0,2), [1,3), [2,4) along each axis.
+  Tensor a = adaptive_avg_pool2d(x, 3);
+  expect_close(a.select(2, 0), {2.5, 3.5, 4.5}, {1, 1, 3});
+}
+
+TEST(Pool, Gradcheck) {
+  Tensor x = input({2, 3, 6, 5});
+  // Distinct values so no max ties (where the derivative is undefined).
+  {
+    NoGradGuard no_grad;
+    x.detach().copy_(arange(x.numel()).to(kFloat64).reshape(x.shape()) * 0.37 +
+                     randn(x.shape(), kFloat64) * 0.01);
+  }
+  EXPECT_TRUE(gradcheck([](const TensorList& t) { return max_pool2d(t[0], 2); }, {x}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& t) { return max_pool2d(t[0], 3, 2, 1, 1, true); }, {x}));
+  EXPECT_TRUE(gradcheck([](const TensorList& t) { return avg_pool2d(t[0], 2); }, {x}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& t) { return avg_pool2d(t[0], 3, 2, 1, true, false); }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [](const TensorList& t) {
+        return adaptive_avg_pool2d(t[0], {4, 3});
+      },
+      {x}));
+}
+
+TEST(BatchNorm, TrainingNormalizesAndUpdatesRunningStats) {
+  Tensor x = tensor({1., 2., 3., 4., 10., 20., 30., 40.}, kFloat64).reshape({2, 2, 2});
+  // channel 0: 1, 2, 10, 20; channel 1: 3, 4, 30, 40
+  Tensor rm = zeros({2}, kFloat64), rv = ones({2}, kFloat64);
+  Tensor y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 0.0);
+  expect_close(y.mean({0, 2}), {0, 0}, {2}, 1e-12);
+  expect_close(y.var({0, 2}, 0), {1, 1}, {2}, 1e-9);
+  expect_close(rm, {0.1 * 8.25, 0.1 * 19.25}, {2}, 1e-12);
+  double var0 = x.select(1, 0).var().item<double>();  // unbiased
+  expect_close(rv.select(0, 0), {0.9 + 0.1 * var0}, {}, 1e-12);
+  // Evaluation uses the running statistics.
+  Tensor e = batch_norm(x, rm, rv, tensor({2.0, 1.0}, kFloat64), tensor({0.5, 0.0}, kFloat64),
+                        false, 0.1, 1e-5);
+  double expected = (1.0 - rm.select(0, 0).item<double>()) /
+                        std::sqrt(rv.select(0, 0).item<double>() + 1e-5) * 2.0 +
+                    0.5;
+  EXPECT_NEAR(e.to_vector<double>()[0], expected, 1e-12);
+}
+
+TEST(BatchNorm, Gradcheck) {
+  Tensor x = input({4, 3, 2, 2}), w = input({3}, 2), b = input({3}, 3);
+  EXPECT_TRUE(gradcheck(
+      [](const TensorList& t) { return batch_norm(t[0], Tensor(), Tensor(), t[1], t[2], true); },
+      {x, w, b}));
+  EXPECT_TRUE(gradcheck(
+      [](const TensorList& t) {
+        return batch_norm(t[0], Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      {input({5, 2})}));
+  Tensor rm = randn({3}, kFloat64), rv = rand({3}, kFloat64) + 0.5;
+  EXPECT_TRUE(gradcheck(
+      [&](const TensorList& t) { return batch_norm(t[0], rm, rv, t[1], t[2], false); }, {x, w, b}));
+}
+
+TEST(NnOps, BadArguments) {
+  expect_error<std::invalid_argument>(
+      [] {
+        conv2d(ones({1, 3, 5, 5}), ones({2, 2, 3, 3}));
+      },
+      "[conv2d] input of shape (1, 3, 5, 5) has 3 channels but "
+      "weight of shape (2, 2, 3, 3) expects 2");
+  expect_error<std::invalid_argument>(
+      [] {
+        conv2d(ones({1, 1, 2, 2}), ones({1, 1, 3, 3}));
+      },
+      "is smaller than the kernel (3, 3)");
+  expect_error<std::invalid_argument>(
+      [] {
+        conv2d(ones({5, 5}), ones({1, 1, 3, 3}));
+      },
+      "[conv2d] expected a 3-D [C, H, W] or 4-D");
+  expect_error<std::invalid_argument>(
+      [] {
+        conv2d(ones({1, 4, 5, 5}), ones({3, 2, 3, 3}), Tensor(), 1, 0, 1, 2);
+      },
+      "groups=2 must divide");
+  expect_error<TypeError>(
+      [] {
+        conv2d(ones({1, 1, 5, 5}), ones({1, 1, 3, 3}, kFloat64));
+      },
+      "[conv2d] input and weight dtypes differ");
+  expect_error<std::invalid_argument>(
+      [] {
+        max_pool2d(ones({1, 1, 4, 4}), 2, 2, 2);
+      },
+      "[max_pool2d] padding 2 must be at most half");
+  expect_error<std::invalid_argument>([] { max_pool2d(ones({1, 1, 1, 1}), 3); }, "too small");
+  expect_error<std::invalid_argument>(
+      [] {
+        batch_norm(ones({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      "[batch_norm] expected more than 1 value per channel when training");
+  expect_error<std::invalid_argument>(
+      [] {
+        batch_norm(ones({4, 3}), ones({2}), ones({3}), Tensor(), Tensor(), true);
+      },
+      "per-channel tensors must have shape (3,)");
+}
+
+}  // namespace
+}  // namespace wick
