@@ -3,6 +3,7 @@
 #include <new>
 
 #include "core/allocator.h"
+#include "core/dispatch.h"
 #include "core/error.h"
 
 namespace wick {
@@ -67,6 +68,12 @@ Allocator* cpu_allocator() {
 Allocator* get_allocator(DeviceType type) {
   Allocator* a = g_allocators[static_cast<int>(type)];
   if (a != nullptr) return a;
+  if (type != kCPU) {
+    // Device backends install their allocators when they register their kernels, which happens
+    // on the registry's first use; a device tensor may be the first thing a program makes.
+    kernel_registry();
+    if ((a = g_allocators[static_cast<int>(type)]) != nullptr) return a;
+  }
   check_state(type == kCPU, "allocator", "no allocator is registered for ", device_type_name(type),
               " (was wick built with CUDA, and is a device present?)");
   return cpu_allocator();

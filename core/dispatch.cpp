@@ -26,6 +26,7 @@ constexpr const char* kOpNames[] = {
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "avg_pool2d",
     "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "batch_norm",
     "batch_norm_backward",
+    "adam_step", "sgd_step",
 };
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kNumOps, "kOpNames must follow OpKey");

@@ -42,6 +42,8 @@ enum class OpKey : uint16_t {
   avg_pool2d, avg_pool2d_backward,         // AvgPool2dKernel, AvgPool2dBackwardKernel
   adaptive_avg_pool2d, adaptive_avg_pool2d_backward,  // AvgPool2dKernel, AvgPool2dBackwardKernel
   batch_norm, batch_norm_backward,         // BatchNormKernel, BatchNormBackwardKernel
+  // optimizer updates, fused into one pass over each parameter (nn/optim.cpp)
+  adam_step, sgd_step,                     // AdamStepKernel, SgdStepKernel
   kCount
 };
 // clang-format on
@@ -138,5 +140,28 @@ using BatchNormBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& i
                                          const Tensor& weight, const Tensor& save_mean,
                                          const Tensor& save_invstd, Tensor& grad_input,
                                          Tensor& grad_weight, Tensor& grad_bias);
+
+// One Adam / AdamW update of `param` in place, with its moment estimates, in a single pass:
+//   g = grad (+ weight_decay * param, unless decoupled; decoupled: param *= 1 - lr weight_decay)
+//   exp_avg = beta1 exp_avg + (1 - beta1) g;  exp_avg_sq = beta2 exp_avg_sq + (1 - beta2) g^2
+//   param -= lr / bias_correction1 * exp_avg / (sqrt(exp_avg_sq / bias_correction2) + eps)
+struct AdamStepParams {
+  double lr, beta1, beta2, eps, weight_decay;
+  double bias_correction1, bias_correction2;  // 1 - beta^step
+  bool decoupled_weight_decay;
+};
+using AdamStepKernel = void (*)(Tensor& param, const Tensor& grad, Tensor& exp_avg,
+                                Tensor& exp_avg_sq, const AdamStepParams& params);
+
+// One SGD update in place: d = grad (+ weight_decay * param); with momentum, the buffer becomes
+// d on the first step and momentum * buffer + (1 - dampening) d after, and d becomes the buffer
+// (or d + momentum * buffer with Nesterov); then param -= lr d. `momentum_buffer` is unused
+// (and may be undefined) when momentum is 0.
+struct SgdStepParams {
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov, first_step;
+};
+using SgdStepKernel = void (*)(Tensor& param, const Tensor& grad, Tensor& momentum_buffer,
+                               const SgdStepParams& params);
 
 }  // namespace wick

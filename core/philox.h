@@ -46,10 +46,16 @@ WICK_HOST_DEVICE inline double uniform_open_double(uint32_t bits) {
   return (static_cast<double>(bits) + 1.0) * (1.0 / 4294967296.0);
 }
 
-// Element i of a uniform fill uses word i % 4 of philox(seed, offset + i / 4).
+// The uniform value in (0, 1) of one 32-bit word: the centre of its 2^-32 cell.
+WICK_HOST_DEVICE inline double uniform_from_bits(uint32_t bits) {
+  return (static_cast<double>(bits) + 0.5) * (1.0 / 4294967296.0);
+}
+
+// Element i of a uniform fill uses word i % 4 of philox(seed, offset + i / 4). Kernels that fill
+// a range call philox once per four elements; this is the definition they must agree with.
 WICK_HOST_DEVICE inline double uniform_at(uint64_t seed, uint64_t offset, int64_t i) {
   Philox4 r = philox4x32(seed, offset + static_cast<uint64_t>(i) / 4);
-  return uniform_open_double(r.x[i % 4]) - 1.0 / 8589934592.0;  // centre of the 2^-32 cell
+  return uniform_from_bits(r.x[i % 4]);
 }
 
 // Element i of a normal fill: Box-Muller on the word pair (0,1) or (2,3) of

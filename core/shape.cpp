@@ -85,6 +85,7 @@ Strides contiguous_strides(const Shape& shape) {
 }
 
 bool is_contiguous(const Shape& shape, const Strides& strides) {
+  if (numel(shape) == 0) return true;  // no element to misplace (PyTorch agrees)
   int64_t expected = 1;
   for (int64_t i = shape.size() - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;  // a size-1 dim's stride never matters

@@ -9,6 +9,8 @@ packages=(
   libgtest-dev                               # C++ tests
   libbenchmark-dev                           # C++ benchmarks
   libopenblas-dev                            # the BLAS NumPy uses; GEMM benchmark reference
+  zlib1g-dev                                 # zlib: reading gzip-compressed MNIST files
+  nlohmann-json3-dev                         # JSON for safetensors checkpoint headers
 )
 
 missing=()

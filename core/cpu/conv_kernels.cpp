@@ -30,13 +30,28 @@ ConvShape conv_shape(const Tensor& input, const Tensor& weight, const Tensor& ou
           weight.size(2), weight.size(3), out.size(2),   out.size(3)};
 }
 
+// The output columns x whose input column x * stride - pad + tap lies inside [0, width): [lo, hi).
+struct ColumnRange {
+  int64_t lo, hi;
+};
+ColumnRange valid_columns(int64_t tap_offset, int64_t stride, int64_t width, int64_t out_width) {
+  // x * stride + tap_offset >= 0  and  x * stride + tap_offset < width
+  int64_t lo = tap_offset >= 0 ? 0 : (-tap_offset + stride - 1) / stride;
+  int64_t hi = tap_offset >= width ? 0 : (width - tap_offset + stride - 1) / stride;
+  hi = std::min(hi, out_width);
+  return {std::min(lo, hi), hi};
+}
+
 // cols[(c, i, j), (y, x)] = input[c, y * sh - ph + i * dh, x * sw - pw + j * dw] (0 outside).
 template <class T>
 void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) {
+  const int64_t sw = p.stride[1];
   for (int64_t c = 0; c < s.c; ++c) {
     for (int64_t i = 0; i < s.kh; ++i) {
       for (int64_t j = 0; j < s.kw; ++j) {
         T* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
+        const int64_t tap = j * p.dilation[1] - p.padding[1];
+        const ColumnRange valid = valid_columns(tap, sw, s.w, s.ow);
         for (int64_t y = 0; y < s.oh; ++y) {
           int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
           T* out = row + y * s.ow;
@@ -44,11 +59,14 @@ void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) 
             std::fill(out, out + s.ow, T(0));
             continue;
           }
-          const T* in = image + (c * s.h + iy) * s.w;
-          for (int64_t x = 0; x < s.ow; ++x) {
-            int64_t ix = x * p.stride[1] - p.padding[1] + j * p.dilation[1];
-            out[x] = (ix >= 0 && ix < s.w) ? in[ix] : T(0);
+          const T* in = image + (c * s.h + iy) * s.w + tap;
+          std::fill(out, out + valid.lo, T(0));
+          if (sw == 1) {
+            std::copy(in + valid.lo, in + valid.hi, out + valid.lo);
+          } else {
+            for (int64_t x = valid.lo; x < valid.hi; ++x) out[x] = in[x * sw];
           }
+          std::fill(out + valid.hi, out + s.ow, T(0));
         }
       }
     }
@@ -59,18 +77,19 @@ void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) 
 template <class T>
 void col2im(const T* cols, const ConvShape& s, const Conv2dParams& p, T* image) {
   std::fill(image, image + s.c * s.h * s.w, T(0));
+  const int64_t sw = p.stride[1];
   for (int64_t c = 0; c < s.c; ++c) {
     for (int64_t i = 0; i < s.kh; ++i) {
       for (int64_t j = 0; j < s.kw; ++j) {
         const T* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
+        const int64_t tap = j * p.dilation[1] - p.padding[1];
+        const ColumnRange valid = valid_columns(tap, sw, s.w, s.ow);
         for (int64_t y = 0; y < s.oh; ++y) {
           int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
           if (iy < 0 || iy >= s.h) continue;
-          T* in = image + (c * s.h + iy) * s.w;
-          for (int64_t x = 0; x < s.ow; ++x) {
-            int64_t ix = x * p.stride[1] - p.padding[1] + j * p.dilation[1];
-            if (ix >= 0 && ix < s.w) in[ix] += row[y * s.ow + x];
-          }
+          T* in = image + (c * s.h + iy) * s.w + tap;
+          const T* from = row + y * s.ow;
+          for (int64_t x = valid.lo; x < valid.hi; ++x) in[x * sw] += from[x];
         }
       }
     }

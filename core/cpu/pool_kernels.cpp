@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
@@ -28,6 +29,17 @@ void for_each_plane(int64_t count, int64_t work_per_plane, const F& f) {
                });
 }
 
+// The kernel taps [lo, hi) of a window starting at `start` that fall inside [0, size).
+struct Taps {
+  int64_t lo, hi;
+};
+Taps valid_taps(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  int64_t lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  int64_t hi =
+      start + (kernel - 1) * dilation < size ? kernel : (size - start + dilation - 1) / dilation;
+  return {lo, std::max(lo, hi)};
+}
+
 void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const Pool2dParams& p) {
   Planes s = planes(input, out);
   visit_floating("max_pool2d", input.dtype(), [&](auto tag) {
@@ -36,29 +48,41 @@ void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const 
     const T* x = static_cast<const T*>(input.data_ptr());
     T* y = static_cast<T*>(out.data_ptr());
     int64_t* idx = indices.data<int64_t>();
+    const int64_t dh = p.dilation[0], dw = p.dilation[1];
+    // Window clipping depends only on the output position, so it is computed once per row and
+    // column here rather than once per output (integer division is not cheap).
+    std::vector<Taps> row_taps(s.oh), col_taps(s.ow);
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+      row_taps[oy] = valid_taps(oy * p.stride[0] - p.padding[0], p.kernel[0], dh, s.h);
+    }
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      col_taps[ox] = valid_taps(ox * p.stride[1] - p.padding[1], p.kernel[1], dw, s.w);
+    }
     for_each_plane(s.count, s.oh * s.ow * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
       const T* in = x + plane * s.h * s.w;
+      T* out_plane = y + plane * s.oh * s.ow;
+      int64_t* idx_plane = idx + plane * s.oh * s.ow;
       for (int64_t oy = 0; oy < s.oh; ++oy) {
+        const int64_t y0 = oy * p.stride[0] - p.padding[0];
+        const Taps rows = row_taps[oy];
         for (int64_t ox = 0; ox < s.ow; ++ox) {
-          C best = -std::numeric_limits<C>::infinity();
-          int64_t best_at = -1;
-          for (int64_t i = 0; i < p.kernel[0]; ++i) {
-            int64_t iy = oy * p.stride[0] - p.padding[0] + i * p.dilation[0];
-            if (iy < 0 || iy >= s.h) continue;
-            for (int64_t j = 0; j < p.kernel[1]; ++j) {
-              int64_t ix = ox * p.stride[1] - p.padding[1] + j * p.dilation[1];
-              if (ix < 0 || ix >= s.w) continue;
-              C v = C(in[iy * s.w + ix]);
-              if (v > best || std::isnan(v) || best_at < 0) {  // NaN propagates, like PyTorch
-                best = v;
-                best_at = iy * s.w + ix;
-                if (std::isnan(v)) break;
-              }
+          const int64_t x0 = ox * p.stride[1] - p.padding[1];
+          const Taps cols = col_taps[ox];
+          int64_t best_at = (y0 + rows.lo * dh) * s.w + x0 + cols.lo * dw;
+          C best = C(in[best_at]);
+          for (int64_t i = rows.lo; i < rows.hi; ++i) {
+            const int64_t row = (y0 + i * dh) * s.w + x0;
+            for (int64_t j = cols.lo; j < cols.hi; ++j) {
+              // Branch-free (compiled to conditional moves): which tap holds the maximum is
+              // data-dependent, so a branch here mispredicts about half the time.
+              C v = C(in[row + j * dw]);
+              bool take = (v > best) | (v != v);  // a NaN wins, as in PyTorch
+              best = take ? v : best;
+              best_at = take ? row + j * dw : best_at;
             }
           }
-          int64_t o = plane * s.oh * s.ow + oy * s.ow + ox;
-          y[o] = T(best);
-          idx[o] = best_at;
+          out_plane[oy * s.ow + ox] = T(best);
+          idx_plane[oy * s.ow + ox] = best_at;
         }
       }
     });
@@ -78,7 +102,7 @@ void max_pool2d_backward_kernel(const Tensor& grad_out, const Tensor& indices, T
       T* in = dx + plane * s.h * s.w;
       std::fill(in, in + s.h * s.w, T(0));
       for (int64_t o = plane * s.oh * s.ow; o < (plane + 1) * s.oh * s.ow; ++o) {
-        if (idx[o] >= 0) in[idx[o]] = T(C(in[idx[o]]) + C(dy[o]));
+        in[idx[o]] = T(C(in[idx[o]]) + C(dy[o]));
       }
     });
   });

@@ -10,22 +10,35 @@ namespace wick::cpu {
 
 namespace {
 
+// Calls f(i, u) for every i in [begin, end) with u = uniform_at(seed, offset, i), computing each
+// Philox block once for its four elements.
+template <class F>
+void for_each_uniform(const PhiloxState& state, int64_t begin, int64_t end, const F& f) {
+  for (int64_t block = begin / 4; block * 4 < end; ++block) {
+    Philox4 r = philox4x32(state.seed, state.offset + static_cast<uint64_t>(block));
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = block * 4 + k;
+      if (i >= begin && i < end) f(i, uniform_from_bits(r.x[k]));
+    }
+  }
+}
+
 // Floating dtypes: uniform in [a, b). Integer dtypes: uniform integers in [a, b) (randint).
 void uniform_kernel(Tensor& out, double a, double b, PhiloxState state) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     T* o = out.data<T>();  // allocated contiguous by the front function
-    parallel_for(out.numel(), kParallelGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        double u = uniform_at(state.seed, state.offset, i);
+    // Threads start on multiples of 4 so that no Philox block is split between two of them.
+    parallel_for((out.numel() + 3) / 4, kParallelGrain / 4, [&](int64_t b4, int64_t e4) {
+      for_each_uniform(state, b4 * 4, std::min(e4 * 4, out.numel()), [&](int64_t i, double u) {
         if constexpr (std::is_floating_point_v<C>) {
           C v = static_cast<C>(a + (b - a) * u);
           o[i] = T(v < C(b) ? v : C(a));  // rounding to float must not reach b
         } else {
           o[i] = T(static_cast<C>(a + std::floor((b - a) * u)));
         }
-      }
+      });
     });
   });
 }

@@ -14,6 +14,7 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_conv_kernels(registry);
   cpu::register_pool_kernels(registry);
   cpu::register_norm_kernels(registry);
+  cpu::register_optim_kernels(registry);
 }
 
 }  // namespace wick

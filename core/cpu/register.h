@@ -16,5 +16,6 @@ void register_softmax_kernels(KernelRegistry& registry);
 void register_conv_kernels(KernelRegistry& registry);
 void register_pool_kernels(KernelRegistry& registry);
 void register_norm_kernels(KernelRegistry& registry);
+void register_optim_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

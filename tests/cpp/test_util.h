@@ -11,6 +11,11 @@
 
 namespace wick::testing {
 
+// A path inside the repository (WICK_SOURCE_DIR is set by tests/CMakeLists.txt).
+inline std::string source_path(const std::string& relative) {
+  return std::string(WICK_SOURCE_DIR) + "/" + relative;
+}
+
 // Expects `actual` to have `shape` and values within atol + rtol * |expected| of `expected`.
 inline void expect_close(const Tensor& actual, const std::vector<double>& expected,
                          const Shape& shape, double atol = 1e-5, double rtol = 1.3e-6) {

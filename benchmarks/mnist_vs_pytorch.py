@@ -1,0 +1,70 @@
+"""wick against PyTorch on the same MNIST training job, in one run.
+
+Trains the MLP and the CNN of examples/train_mnist.cpp for one epoch on the committed 8,000
+training digits - batch size 64, Adam with lr 1e-3, the same normalisation - first with wick's
+C++ example, then with PyTorch (benchmarks/torch_mnist.py), each in its own process with the
+same number of threads, and prints training samples/s, the ratio, and each one's peak memory.
+
+    bash scripts/build.sh && /usr/bin/python3 benchmarks/mnist_vs_pytorch.py [--epochs 1]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def last_json_line(output):
+    for line in reversed(output.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError("no result line in:\n" + output)
+
+
+def run(command):
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout}\n{result.stderr}")
+    return last_json_line(result.stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--models", default="mlp,cnn")
+    args = parser.parse_args()
+    binary = os.path.join(ROOT, "build", "examples", "train_mnist")
+    if not os.path.exists(binary):
+        sys.exit("build wick first: bash scripts/build.sh")
+    rows = []
+    for model in args.models.split(","):
+        common = ["--model", model, "--epochs", str(args.epochs), "--threads", str(args.threads)]
+        wick = run([binary, *common, "--workers", "2", "--json", "1",
+                    "--metrics", "/tmp/wick_bench_metrics.csv"])
+        torch = run([sys.executable, os.path.join(ROOT, "benchmarks", "torch_mnist.py"), *common])
+        rows.append((model, wick, torch))
+        print(f"{model}: wick {wick['samples_per_second']:.0f} samples/s, "
+              f"PyTorch {torch['samples_per_second']:.0f} samples/s", flush=True)
+
+    print(f"\nMNIST training, batch 64, Adam lr 1e-3, {args.epochs} epoch(s) of 8,000 digits, "
+          f"{args.threads} threads, {torch['framework']}")
+    print(f"{'model':6} {'wick samples/s':>15} {'PyTorch':>10} {'ratio':>7}   "
+          f"{'peak RSS MiB (training growth)':>32}   {'test accuracy':>15}")
+    for model, w, t in rows:
+        ratio = w["samples_per_second"] / t["samples_per_second"]
+        memory = (f"wick {w['peak_rss_mib']:.0f} (+{w['rss_growth_mib']:.0f}), "
+                  f"PyTorch {t['peak_rss_mib']:.0f} (+{t['rss_growth_mib']:.0f})")
+        accuracy = f"{100 * w['test_accuracy']:.2f}% / {100 * t['test_accuracy']:.2f}%"
+        print(f"{model:6} {w['samples_per_second']:15.0f} {t['samples_per_second']:10.0f} "
+              f"{ratio:6.2f}x   {memory:>32}   {accuracy:>15}")
+    tensors = ", ".join(f"{w['peak_tensor_mib']:.0f} MiB ({m})" for m, w, _ in rows)
+    print("(peak RSS includes each runtime's own libraries; the growth is what training added. "
+          f"wick's own tensors peaked at {tensors}.)")
+
+
+if __name__ == "__main__":
+    main()

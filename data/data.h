@@ -1,0 +1,11 @@
+// Everything for loading data: datasets (MNIST, CIFAR-10, TensorDataset), samplers, collation,
+// transforms and the DataLoader, in namespace wick::data.
+#pragma once
+
+#include "data/cifar10.h"
+#include "data/collate.h"
+#include "data/dataloader.h"
+#include "data/dataset.h"
+#include "data/mnist.h"
+#include "data/sampler.h"
+#include "data/transforms.h"

@@ -1,0 +1,41 @@
+#include "nn/clip_grad.h"
+
+#include <cmath>
+
+#include "autograd/grad_mode.h"
+#include "core/ops.h"
+
+namespace wick::nn::utils {
+
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  check_value(max_norm >= 0, "clip_grad_norm_", "max_norm must be non-negative; got ", max_norm);
+  check_value(norm_type > 0, "clip_grad_norm_", "norm_type must be positive; got ", norm_type);
+  NoGradGuard no_grad;
+  std::vector<Tensor> grads;
+  for (const Tensor& p : parameters) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  if (grads.empty()) return zeros({});
+  // Accumulate in float64 so that many small gradients do not lose precision.
+  double total = 0;
+  for (const Tensor& g : grads) {
+    Tensor a = abs(g.to(kFloat64));
+    if (std::isinf(norm_type)) {
+      total = std::max(total, a.numel() ? a.max().item<double>() : 0.0);
+    } else {
+      total += pow(a, norm_type).sum().item<double>();
+    }
+  }
+  if (!std::isinf(norm_type)) total = std::pow(total, 1.0 / norm_type);
+  check_value(!error_if_nonfinite || std::isfinite(total), "clip_grad_norm_",
+              "the total norm of the gradients is ", total,
+              ", so they cannot be clipped; set error_if_nonfinite=false to clip anyway");
+  double coefficient = max_norm / (total + 1e-6);
+  if (coefficient < 1.0) {
+    for (Tensor& g : grads) g.mul_(coefficient);
+  }
+  return scalar_tensor(total, grads.front().dtype());
+}
+
+}  // namespace wick::nn::utils

@@ -1,0 +1,146 @@
+#include "nn/lr_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/ops.h"
+
+namespace wick::optim {
+
+LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
+  for (const ParamGroup& g : optimizer.param_groups()) base_lrs_.push_back(g.options.at("lr"));
+}
+
+void LRScheduler::initialize() { step(); }
+
+void LRScheduler::step() {
+  ++last_epoch_;
+  last_lr_.clear();
+  auto& groups = optimizer_.param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    double lr = lr_at(last_epoch_, g, base_lrs_[g]);
+    groups[g].options["lr"] = lr;
+    last_lr_.push_back(lr);
+  }
+  apply_extra(last_epoch_);
+}
+
+StateDict LRScheduler::state_dict() const {
+  return {{"last_epoch", scalar_tensor(last_epoch_)},
+          {"base_lrs", tensor(base_lrs_)}};
+}
+
+void LRScheduler::load_state_dict(const StateDict& state) {
+  auto epoch = state.find("last_epoch"), bases = state.find("base_lrs");
+  check_value(epoch != state.end() && bases != state.end(), "LRScheduler",
+              "load_state_dict: expected 'last_epoch' and 'base_lrs'");
+  check_value(bases->second.numel() == static_cast<int64_t>(base_lrs_.size()), "LRScheduler",
+              "load_state_dict: ", bases->second.numel(), " base rates for ", base_lrs_.size(),
+              " parameter groups");
+  base_lrs_ = bases->second.to_vector<double>();
+  last_epoch_ = epoch->second.item<int64_t>() - 1;
+  step();  // re-derives the optimizer's current rates from the restored position
+}
+
+StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
+    : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
+  check_value(step_size > 0, "StepLR", "step_size must be positive; got ", step_size);
+  initialize();
+}
+
+double StepLR::lr_at(int64_t epoch, size_t, double base_lr) const {
+  return base_lr * std::pow(gamma_, static_cast<double>(epoch / step_size_));
+}
+
+MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma)
+    : LRScheduler(optimizer), milestones_(std::move(milestones)), gamma_(gamma) {
+  std::sort(milestones_.begin(), milestones_.end());
+  initialize();
+}
+
+double MultiStepLR::lr_at(int64_t epoch, size_t, double base_lr) const {
+  auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
+  return base_lr * std::pow(gamma_, static_cast<double>(passed));
+}
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, double eta_min)
+    : LRScheduler(optimizer), t_max_(t_max), eta_min_(eta_min) {
+  check_value(t_max > 0, "CosineAnnealingLR", "T_max must be positive; got ", t_max);
+  initialize();
+}
+
+double CosineAnnealingLR::lr_at(int64_t epoch, size_t, double base_lr) const {
+  return eta_min_ + (base_lr - eta_min_) * (1 + std::cos(M_PI * epoch / t_max_)) / 2;
+}
+
+LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
+                   int64_t total_iters)
+    : LRScheduler(optimizer),
+      start_factor_(start_factor),
+      end_factor_(end_factor),
+      total_iters_(total_iters) {
+  check_value(start_factor > 0 && start_factor <= 1 && end_factor >= 0 && end_factor <= 1,
+              "LinearLR", "factors must be in (0, 1] and [0, 1]; got ", start_factor, " and ",
+              end_factor);
+  check_value(total_iters > 0, "LinearLR", "total_iters must be positive; got ", total_iters);
+  initialize();
+}
+
+double LinearLR::lr_at(int64_t epoch, size_t, double base_lr) const {
+  double progress = static_cast<double>(std::min(epoch, total_iters_)) / total_iters_;
+  return base_lr * (start_factor_ + (end_factor_ - start_factor_) * progress);
+}
+
+OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, int64_t total_steps,
+                       OneCycleOptions options)
+    : LRScheduler(optimizer), total_steps_(total_steps), options_(options) {
+  check_value(total_steps > 0, "OneCycleLR", "total_steps must be positive; got ", total_steps);
+  check_value(options.pct_start >= 0 && options.pct_start <= 1, "OneCycleLR",
+              "pct_start must be in [0, 1]; got ", options.pct_start);
+  double initial = max_lr / options.div_factor;
+  double min_lr = initial / options.final_div_factor;
+  double up_end = options.pct_start * static_cast<double>(total_steps) - 1;
+  double last = static_cast<double>(total_steps) - 1;
+  double lo = options.base_momentum, hi = options.max_momentum;
+  if (options.three_phase) {
+    phases_ = {{up_end, initial, max_lr, hi, lo},
+               {2 * options.pct_start * total_steps - 2, max_lr, initial, lo, hi},
+               {last, initial, min_lr, hi, hi}};
+  } else {
+    phases_ = {{up_end, initial, max_lr, hi, lo}, {last, max_lr, min_lr, lo, hi}};
+  }
+  const Options& defaults = optimizer.defaults();
+  momentum_key_ = defaults.count("momentum") ? "momentum" : "beta1";
+  check_value(!options.cycle_momentum || defaults.count(momentum_key_), "OneCycleLR",
+              "cycle_momentum needs an optimizer with momentum or beta1");
+  initialize();
+}
+
+std::pair<double, double> OneCycleLR::at(int64_t step) const {
+  check_value(step <= total_steps_, "OneCycleLR", "stepped ", step, " times but total_steps is ",
+              total_steps_);
+  double start = 0;
+  for (size_t i = 0; i < phases_.size(); ++i) {
+    const Phase& p = phases_[i];
+    if (step <= p.end_step || i + 1 == phases_.size()) {
+      double pct = (step - start) / (p.end_step - start);
+      auto anneal = [&](double from, double to) {
+        return options_.cos_anneal ? to + (from - to) / 2 * (std::cos(M_PI * pct) + 1)
+                                   : (to - from) * pct + from;
+      };
+      return {anneal(p.start_lr, p.end_lr), anneal(p.start_momentum, p.end_momentum)};
+    }
+    start = p.end_step;
+  }
+  return {0, 0};
+}
+
+double OneCycleLR::lr_at(int64_t epoch, size_t, double) const { return at(epoch).first; }
+
+void OneCycleLR::apply_extra(int64_t epoch) {
+  if (!options_.cycle_momentum) return;
+  double momentum = at(epoch).second;
+  for (ParamGroup& g : optimizer_.param_groups()) g.options[momentum_key_] = momentum;
+}
+
+}  // namespace wick::optim

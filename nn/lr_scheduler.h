@@ -1,0 +1,127 @@
+// Learning-rate schedules (torch.optim.lr_scheduler). Each computes the rate of every parameter
+// group for an epoch (or step) number in closed form from the group's base rate, and step()
+// advances the count and writes the rate into the optimizer. As in PyTorch, constructing a
+// schedule sets the rate for step 0.
+#pragma once
+
+#include <vector>
+
+#include "nn/optim.h"
+
+namespace wick::optim {
+
+class LRScheduler {
+ public:
+  virtual ~LRScheduler() = default;
+  void step();
+  std::vector<double> get_last_lr() const { return last_lr_; }
+  int64_t last_epoch() const { return last_epoch_; }
+  // "last_epoch" and "base_lrs" (as tensors) - enough to resume exactly.
+  StateDict state_dict() const;
+  void load_state_dict(const StateDict& state);
+
+ protected:
+  explicit LRScheduler(Optimizer& optimizer);
+  // Must be called by the most-derived constructor: sets the rate for step 0.
+  void initialize();
+  // The rate of group `group` at step `epoch`, given its base rate.
+  virtual double lr_at(int64_t epoch, size_t group, double base_lr) const = 0;
+  // Schedules that also cycle momentum (OneCycleLR) override this; called after lr is set.
+  virtual void apply_extra(int64_t /*epoch*/) {}
+  Optimizer& optimizer_;
+  std::vector<double> base_lrs_;
+
+ private:
+  int64_t last_epoch_ = -1;
+  std::vector<double> last_lr_;
+};
+
+// lr = base * gamma ^ floor(epoch / step_size)
+class StepLR : public LRScheduler {
+ public:
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base_lr) const override;
+
+ private:
+  int64_t step_size_;
+  double gamma_;
+};
+
+// lr = base * gamma ^ (number of milestones <= epoch)
+class MultiStepLR : public LRScheduler {
+ public:
+  MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma = 0.1);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base_lr) const override;
+
+ private:
+  std::vector<int64_t> milestones_;
+  double gamma_;
+};
+
+// lr = eta_min + (base - eta_min) (1 + cos(pi epoch / T_max)) / 2
+class CosineAnnealingLR : public LRScheduler {
+ public:
+  CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, double eta_min = 0.0);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base_lr) const override;
+
+ private:
+  int64_t t_max_;
+  double eta_min_;
+};
+
+// Linear warm-up: the factor goes from start_factor to end_factor over total_iters steps.
+class LinearLR : public LRScheduler {
+ public:
+  LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3, double end_factor = 1.0,
+           int64_t total_iters = 5);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base_lr) const override;
+
+ private:
+  double start_factor_, end_factor_;
+  int64_t total_iters_;
+};
+
+// The 1cycle policy (Smith & Topin 2017): warm up from max_lr / div_factor to max_lr over
+// pct_start of the steps, then anneal to max_lr / (div_factor * final_div_factor), with
+// momentum (SGD's "momentum" or Adam's "beta1") cycled the opposite way.
+struct OneCycleOptions {
+  double pct_start = 0.3;
+  bool cos_anneal = true;  // false: linear
+  bool cycle_momentum = true;
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
+  double div_factor = 25.0;
+  double final_div_factor = 1e4;
+  bool three_phase = false;
+};
+
+class OneCycleLR : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& optimizer, double max_lr, int64_t total_steps,
+             OneCycleOptions options = {});
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base_lr) const override;
+  void apply_extra(int64_t epoch) override;
+
+ private:
+  struct Phase {
+    double end_step, start_lr, end_lr, start_momentum, end_momentum;
+  };
+  // Interpolation along the current phase: {lr, momentum}.
+  std::pair<double, double> at(int64_t step) const;
+  std::vector<Phase> phases_;
+  int64_t total_steps_;
+  OneCycleOptions options_;
+  std::string momentum_key_;
+};
+
+}  // namespace wick::optim

@@ -1,0 +1,221 @@
+#include "nn/module.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "core/ops.h"
+
+namespace wick::nn {
+
+Module::Module(std::string type_name) : type_name_(std::move(type_name)) {}
+
+Tensor Module::forward(const Tensor&) {
+  throw std::runtime_error(error_message(type_name_.c_str(),
+                                         "this module has no single-input forward; call the "
+                                         "module's own methods instead"));
+}
+
+void Module::check_name(const std::string& kind, const std::string& name) const {
+  check_value(!name.empty() && name.find('.') == std::string::npos, type_name_.c_str(), kind,
+              " name '", name, "' must be non-empty and contain no '.'");
+  auto taken = [&](const auto& list) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& e) { return e.first == name; });
+  };
+  check_value(!taken(parameters_) && !taken(buffers_) && !taken(children_), type_name_.c_str(),
+              "the name '", name, "' is already registered");
+}
+
+Tensor Module::register_parameter(const std::string& name, Tensor tensor, bool requires_grad) {
+  check_name("parameter", name);
+  check_value(tensor.defined(), type_name_.c_str(), "parameter '", name, "' is undefined");
+  check_state(tensor.is_leaf(), type_name_.c_str(), "parameter '", name,
+              "' must be a leaf tensor (detach() it first)");
+  tensor.requires_grad_(requires_grad);
+  parameters_.emplace_back(name, tensor);
+  return tensor;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor tensor) {
+  check_name("buffer", name);
+  check_value(tensor.defined(), type_name_.c_str(), "buffer '", name, "' is undefined");
+  buffers_.emplace_back(name, tensor);
+  return tensor;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_name("submodule", name);
+  check_value(module != nullptr, type_name_.c_str(), "submodule '", name, "' is null");
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, bool parameters, bool recurse,
+                     std::vector<std::pair<std::string, Tensor>>& out) const {
+  for (const auto& [name, tensor] : parameters ? parameters_ : buffers_) {
+    out.emplace_back(prefix + name, tensor);
+  }
+  if (!recurse) return;
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", parameters, true, out);
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect("", true, recurse, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect("", false, recurse, out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& named : named_parameters(recurse)) out.push_back(named.second);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& child : children_) out.push_back(child.second);
+  return out;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_modules() {
+  std::vector<std::pair<std::string, Module*>> out = {{"", this}};
+  for (const auto& [name, child] : children_) {
+    for (auto& [sub, module] : child->named_modules()) {
+      out.emplace_back(sub.empty() ? name : name + "." + sub, module);
+    }
+  }
+  return out;
+}
+
+std::vector<Tensor> Module::tensors() const {
+  std::vector<Tensor> out = parameters();
+  for (auto& named : named_buffers()) out.push_back(named.second);
+  return out;
+}
+
+int64_t Module::num_parameters() const {
+  int64_t n = 0;
+  for (const Tensor& p : parameters()) n += p.numel();
+  return n;
+}
+
+void Module::train(bool mode) {
+  training_ = mode;
+  for (const auto& child : children_) child.second->train(mode);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  NoGradGuard no_grad;
+  for (const Tensor& p : parameters()) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) {
+      p.set_grad(Tensor());
+    } else {
+      p.grad().zero_();
+    }
+  }
+}
+
+void Module::to(Device device) {
+  NoGradGuard no_grad;
+  for (const Tensor& t : tensors()) {
+    if (t.device() != device) t.set_data(t.to(device));
+  }
+}
+
+void Module::to(DType dtype) {
+  check_type(is_floating(dtype), type_name_.c_str(), "modules convert to floating dtypes only; got ",
+             dtype);
+  NoGradGuard no_grad;
+  for (const Tensor& t : tensors()) {
+    // Integer buffers (counters, indices) keep their dtype, as in PyTorch.
+    if (t.is_floating_point() && t.dtype() != dtype) t.set_data(t.to(dtype));
+  }
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  for (auto& [name, t] : named_parameters()) out[name] = t.detach();
+  for (auto& [name, t] : named_buffers()) out[name] = t.detach();
+  return out;
+}
+
+Module::LoadResult Module::check_state_dict(const StateDict& state, bool strict) const {
+  LoadResult result;
+  std::set<std::string> known;
+  for (auto& [name, t] : state_dict()) {
+    known.insert(name);
+    auto it = state.find(name);
+    if (it == state.end()) {
+      result.missing.push_back(name);
+      continue;
+    }
+    check_value(it->second.defined(), "load_state_dict", "entry '", name, "' is undefined");
+    check_value(it->second.shape() == t.shape(), "load_state_dict", "size mismatch for ", name,
+                ": the checkpoint has shape ", it->second.shape(), ", the model has shape ",
+                t.shape());
+  }
+  for (auto& [name, t] : state) {
+    if (!known.count(name)) result.unexpected.push_back(name);
+  }
+  if (strict && (!result.missing.empty() || !result.unexpected.empty())) {
+    std::ostringstream os;
+    os << "error loading the state dict of " << type_name_ << ":";
+    if (!result.missing.empty()) {
+      os << " missing keys:";
+      for (auto& k : result.missing) os << " '" << k << "'";
+      os << ';';
+    }
+    if (!result.unexpected.empty()) {
+      os << " unexpected keys:";
+      for (auto& k : result.unexpected) os << " '" << k << "'";
+    }
+    throw std::invalid_argument(error_message("load_state_dict", os.str()));
+  }
+  return result;
+}
+
+Module::LoadResult Module::load_state_dict(const StateDict& state, bool strict) {
+  // Check everything before changing anything, so a failed load leaves the module untouched.
+  LoadResult result = check_state_dict(state, strict);
+  NoGradGuard no_grad;
+  for (auto& [name, t] : state_dict()) {
+    auto it = state.find(name);
+    if (it != state.end()) t.copy_(it->second);
+  }
+  return result;
+}
+
+namespace {
+void render(const Module& m, int indent, std::ostringstream& os) {
+  os << m.type_name() << '(' << m.extra_repr();
+  if (m.named_children().empty()) {
+    os << ')';
+    return;
+  }
+  os << '\n';
+  std::string pad(indent + 2, ' ');
+  for (const auto& [name, child] : m.named_children()) {
+    os << pad << '(' << name << "): ";
+    render(*child, indent + 2, os);
+    os << '\n';
+  }
+  os << std::string(indent, ' ') << ')';
+}
+}  // namespace
+
+std::string Module::repr() const {
+  std::ostringstream os;
+  render(*this, 0, os);
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
+
+}  // namespace wick::nn
