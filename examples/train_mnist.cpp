@@ -34,7 +34,8 @@ struct EpochResult {
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, nn::Module& model,
                                                  double lr) {
-  if (name == "adam") return std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions{lr});
+  if (name == "adam")
+    return std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions{lr});
   if (name == "adamw") {
     optim::AdamOptions o = optim::AdamW::default_options();
     o.lr = lr;
@@ -121,15 +122,18 @@ int main(int argc, char** argv) try {
       .add("data", "assets/mnist", "folder with MNIST IDX files (raw or .gz)")
       .add("save", "", "write a training checkpoint here after every epoch")
       .add("resume", "", "continue from this training checkpoint")
-      .add("metrics", "runs/mnist_metrics.csv", "per-epoch metrics CSV (a .svg chart is written next to it)")
+      .add("metrics", "runs/mnist_metrics.csv",
+           "per-epoch metrics CSV (a .svg chart is written next to it)")
       .add("threads", "0", "OpenMP threads for the kernels (0: all cores)")
-      .add("json", "0", "1: end with one JSON line of results (for benchmarks/mnist_vs_pytorch.py)");
+      .add("json", "0",
+           "1: end with one JSON line of results (for benchmarks/mnist_vs_pytorch.py)");
   if (!flags.parse(argc, argv)) return 0;
   if (flags.integer("threads") > 0) omp_set_num_threads(static_cast<int>(flags.integer("threads")));
 
   const int64_t epochs = flags.integer("epochs"), batch_size = flags.integer("batch-size");
   const uint64_t seed = static_cast<uint64_t>(flags.integer("seed"));
-  check_value(epochs > 0 && batch_size > 0, "train_mnist", "--epochs and --batch-size must be positive");
+  check_value(epochs > 0 && batch_size > 0, "train_mnist",
+              "--epochs and --batch-size must be positive");
   manual_seed(seed);
   std::shared_ptr<nn::Module> model = examples::make_mnist_model(flags.str("model"));
   std::unique_ptr<optim::Optimizer> optimizer =
@@ -161,9 +165,9 @@ int main(int argc, char** argv) try {
               flags.str("data").c_str(), static_cast<long long>(train_options.num_workers));
 
   std::string metrics_path = flags.str("metrics");
-  examples::CsvWriter csv(metrics_path, {"epoch", "train_loss", "train_accuracy", "test_loss",
-                                         "test_accuracy", "samples_per_second", "seconds",
-                                         "loader_wait_seconds"});
+  examples::CsvWriter csv(metrics_path,
+                          {"epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy",
+                           "samples_per_second", "seconds", "loader_wait_seconds"});
   std::vector<examples::Series> loss_curve = {{"training loss (per batch)", {}, {}}};
   std::vector<examples::Series> accuracy_curve = {{"train accuracy", {}, {}},
                                                   {"test accuracy", {}, {}}};
@@ -174,8 +178,8 @@ int main(int argc, char** argv) try {
   EpochResult test{};
   for (int64_t epoch = state.epoch + 1; epoch <= epochs; ++epoch) {
     train_loader.set_epoch(epoch - 1);  // the shuffle order depends only on (seed, epoch)
-    EpochResult train = train_epoch(*model, *optimizer, train_loader, epoch, epochs, loss_curve,
-                                    state.global_step);
+    EpochResult train =
+        train_epoch(*model, *optimizer, train_loader, epoch, epochs, loss_curve, state.global_step);
     if (training_peak_rss == 0) {  // memory of training alone, before evaluation's big batches
       training_peak_rss = examples::peak_rss_mib();
       training_peak_tensors = cpu_allocator()->stats().peak_allocated_bytes / 1048576.0;
@@ -185,11 +189,14 @@ int main(int argc, char** argv) try {
                 100 * test.accuracy, train.wait_seconds, train.seconds);
     csv.row({double(epoch), train.loss, train.accuracy, test.loss, test.accuracy,
              train.samples_per_second, train.seconds, train.wait_seconds});
-    accuracy_curve[0].x.push_back(double(epoch)), accuracy_curve[0].y.push_back(100 * train.accuracy);
-    accuracy_curve[1].x.push_back(double(epoch)), accuracy_curve[1].y.push_back(100 * test.accuracy);
+    accuracy_curve[0].x.push_back(double(epoch)),
+        accuracy_curve[0].y.push_back(100 * train.accuracy);
+    accuracy_curve[1].x.push_back(double(epoch)),
+        accuracy_curve[1].y.push_back(100 * test.accuracy);
     std::string chart = std::filesystem::path(metrics_path).replace_extension(".svg").string();
     examples::write_svg_chart(chart, "train_mnist --model " + flags.str("model"),
-                              {loss_curve, accuracy_curve}, {"loss", "accuracy (%)"}, "step / epoch");
+                              {loss_curve, accuracy_curve}, {"loss", "accuracy (%)"},
+                              "step / epoch");
     total_samples += train.samples_per_second * train.seconds;
     total_wait += train.wait_seconds;
     total_train_seconds += train.seconds;

@@ -75,8 +75,8 @@ TrainingState load_checkpoint(const std::string& path, Module& model, optim::Opt
                               optim::LRScheduler* scheduler) {
   SafetensorsFile file = load_safetensors(path);
   auto format = file.metadata.find("format");
-  check_value(format != file.metadata.end() && format->second == kFormat, "load_checkpoint",
-              path, ": not a wick training checkpoint (metadata 'format' is '",
+  check_value(format != file.metadata.end() && format->second == kFormat, "load_checkpoint", path,
+              ": not a wick training checkpoint (metadata 'format' is '",
               format == file.metadata.end() ? std::string("missing") : format->second, "')");
   TrainingState state;
   state.epoch = parse_int(path, file.metadata, "epoch");

@@ -18,8 +18,8 @@
 namespace wick::nn {
 
 struct TrainingState {
-  int64_t epoch = 0;        // epochs completed
-  int64_t global_step = 0;  // optimizer steps taken
+  int64_t epoch = 0;                        // epochs completed
+  int64_t global_step = 0;                  // optimizer steps taken
   std::map<std::string, std::string> info;  // anything else worth recording (command line, ...)
 };
 

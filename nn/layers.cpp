@@ -63,8 +63,9 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Pair2 kernel_size, Pai
       dilation_(dilation) {
   check_value(in_channels > 0 && out_channels > 0 && groups > 0 && in_channels % groups == 0 &&
                   out_channels % groups == 0,
-              "Conv2d", "channels must be positive and divisible by groups; got in_channels=",
-              in_channels, ", out_channels=", out_channels, ", groups=", groups);
+              "Conv2d",
+              "channels must be positive and divisible by groups; got in_channels=", in_channels,
+              ", out_channels=", out_channels, ", groups=", groups);
   check_value(kernel_size.h > 0 && kernel_size.w > 0, "Conv2d",
               "kernel_size must be positive; got ", pair_text(kernel_size));
   weight = register_parameter(
@@ -88,8 +89,7 @@ std::string Conv2d::extra_repr() const {
   return os.str();
 }
 
-MaxPool2d::MaxPool2d(Pair2 kernel_size, Pair2 stride, Pair2 padding, Pair2 dilation,
-                     bool ceil_mode)
+MaxPool2d::MaxPool2d(Pair2 kernel_size, Pair2 stride, Pair2 padding, Pair2 dilation, bool ceil_mode)
     : Module("MaxPool2d"),
       kernel_size_(kernel_size),
       stride_(or_kernel(stride, kernel_size)),
@@ -156,9 +156,9 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padd
       num_embeddings_(num_embeddings),
       embedding_dim_(embedding_dim),
       padding_idx_(padding_idx < 0 && padding_idx >= -num_embeddings ? padding_idx + num_embeddings
-                                                                    : padding_idx) {
-  check_value(num_embeddings > 0 && embedding_dim > 0, "Embedding",
-              "sizes must be positive; got ", num_embeddings, " and ", embedding_dim);
+                                                                     : padding_idx) {
+  check_value(num_embeddings > 0 && embedding_dim > 0, "Embedding", "sizes must be positive; got ",
+              num_embeddings, " and ", embedding_dim);
   check_index(padding_idx_ < num_embeddings, "Embedding", "padding_idx ", padding_idx,
               " is out of range for ", num_embeddings, " embeddings");
   weight = register_parameter("weight", empty({num_embeddings, embedding_dim}));

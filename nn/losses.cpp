@@ -11,9 +11,12 @@ namespace {
 
 Tensor reduce(const Tensor& losses, Reduction reduction) {
   switch (reduction) {
-    case Reduction::None: return losses;
-    case Reduction::Sum: return losses.sum();
-    case Reduction::Mean: return losses.mean();
+    case Reduction::None:
+      return losses;
+    case Reduction::Sum:
+      return losses.sum();
+    case Reduction::Mean:
+      return losses.mean();
   }
   return losses;
 }
@@ -25,8 +28,7 @@ void flatten_classes(const char* op, const Tensor& input, const Tensor& target, 
   check_type(!target.is_floating_point() && target.dtype() != kBool, op,
              "target must hold class indices (an integer tensor); got ", target.dtype(),
              " (for probabilities, use a soft-label loss)");
-  check_value(input.dim() >= 1, op, "input must have a class dimension; got shape ",
-              input.shape());
+  check_value(input.dim() >= 1, op, "input must have a class dimension; got shape ", input.shape());
   if (input.dim() == 1) {  // one unbatched sample: [C] and a 0-d target
     check_value(target.dim() == 0, op, "for input of shape ", input.shape(),
                 " the target must be 0-d; got shape ", target.shape());
@@ -58,16 +60,15 @@ Tensor reduce_valid(const Tensor& losses, const Tensor& valid, Reduction reducti
   return losses.sum() / valid.to(losses.dtype()).sum();
 }
 
-Tensor checked_labels(const char* op, const Tensor& labels, int64_t classes,
-                      int64_t ignore_index, Tensor& valid) {
+Tensor checked_labels(const char* op, const Tensor& labels, int64_t classes, int64_t ignore_index,
+                      Tensor& valid) {
   valid = labels != ignore_index;
   Tensor safe = where(valid, labels, zeros_like(labels));
   if (safe.numel() > 0) {
     NoGradGuard no_grad;
     int64_t low = safe.min().item<int64_t>(), high = safe.max().item<int64_t>();
     check_index(low >= 0 && high < classes, op, "target ", low < 0 ? low : high,
-                " is out of bounds for ", classes, " classes (ignore_index is ", ignore_index,
-                ")");
+                " is out of bounds for ", classes, " classes (ignore_index is ", ignore_index, ")");
   }
   return safe;
 }
@@ -125,8 +126,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         Reduction reduction, const Tensor& pos_weight) {
   check_value(input.defined() && target.defined(), "binary_cross_entropy_with_logits",
               "got an undefined tensor");
-  check_value(input.shape() == target.shape(), "binary_cross_entropy_with_logits",
-              "input shape ", input.shape(), " and target shape ", target.shape(), " differ");
+  check_value(input.shape() == target.shape(), "binary_cross_entropy_with_logits", "input shape ",
+              input.shape(), " and target shape ", target.shape(), " differ");
   Tensor x = is_reduced_float(input.dtype()) ? input.to(kFloat32) : input;
   Tensor y = target.to(x.dtype());
   // -log(sigmoid(x)) = softplus(-x) = max(-x, 0) + log(1 + exp(-|x|))

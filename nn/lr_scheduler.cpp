@@ -26,8 +26,7 @@ void LRScheduler::step() {
 }
 
 StateDict LRScheduler::state_dict() const {
-  return {{"last_epoch", scalar_tensor(last_epoch_)},
-          {"base_lrs", tensor(base_lrs_)}};
+  return {{"last_epoch", scalar_tensor(last_epoch_)}, {"base_lrs", tensor(base_lrs_)}};
 }
 
 void LRScheduler::load_state_dict(const StateDict& state) {
@@ -59,7 +58,8 @@ MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, 
 }
 
 double MultiStepLR::lr_at(int64_t epoch, size_t, double base_lr) const {
-  auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
+  auto passed =
+      std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
   return base_lr * std::pow(gamma_, static_cast<double>(passed));
 }
 

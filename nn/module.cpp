@@ -56,7 +56,8 @@ void Module::collect(const std::string& prefix, bool parameters, bool recurse,
     out.emplace_back(prefix + name, tensor);
   }
   if (!recurse) return;
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", parameters, true, out);
+  for (const auto& [name, child] : children_)
+    child->collect(prefix + name + ".", parameters, true, out);
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
@@ -130,8 +131,8 @@ void Module::to(Device device) {
 }
 
 void Module::to(DType dtype) {
-  check_type(is_floating(dtype), type_name_.c_str(), "modules convert to floating dtypes only; got ",
-             dtype);
+  check_type(is_floating(dtype), type_name_.c_str(),
+             "modules convert to floating dtypes only; got ", dtype);
   NoGradGuard no_grad;
   for (const Tensor& t : tensors()) {
     // Integer buffers (counters, indices) keep their dtype, as in PyTorch.

@@ -15,8 +15,8 @@ class BatchNorm : public Module {
             bool track_running_stats);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
-  Tensor weight, bias;                                        // [C], when affine
-  Tensor running_mean, running_var, num_batches_tracked;     // when tracking running stats
+  Tensor weight, bias;                                    // [C], when affine
+  Tensor running_mean, running_var, num_batches_tracked;  // when tracking running stats
 
  protected:
   virtual void check_input(const Tensor& input) const = 0;

@@ -174,7 +174,9 @@ void write_svg_chart(const std::string& path, const std::string& title,
     if (!(xmax > xmin)) xmax = xmin + 1;
     if (!(ymax > ymin)) ymax = ymin + 1;
     auto px = [&](double x) { return left + (x - xmin) / (xmax - xmin) * plot_w; };
-    auto py = [&](double y) { return y0 + panel_height - (y - ymin) / (ymax - ymin) * panel_height; };
+    auto py = [&](double y) {
+      return y0 + panel_height - (y - ymin) / (ymax - ymin) * panel_height;
+    };
     svg << "<rect x='" << left << "' y='" << y0 << "' width='" << plot_w << "' height='"
         << panel_height << "' fill='none' stroke='#999'/>\n";
     svg << "<text x='" << left << "' y='" << y0 - 6 << "'>" << panel_titles[p] << "</text>\n";
@@ -188,7 +190,8 @@ void write_svg_chart(const std::string& path, const std::string& title,
     for (size_t s = 0; s < panels[p].size(); ++s) {
       const Series& series = panels[p][s];
       svg << "<polyline fill='none' stroke-width='1.5' stroke='" << colors[s % 5] << "' points='";
-      for (size_t i = 0; i < series.x.size(); ++i) svg << px(series.x[i]) << ',' << py(series.y[i]) << ' ';
+      for (size_t i = 0; i < series.x.size(); ++i)
+        svg << px(series.x[i]) << ',' << py(series.y[i]) << ' ';
       svg << "'/>\n<text x='" << left + 8 << "' y='" << y0 + 16 + 14 * s << "' fill='"
           << colors[s % 5] << "'>" << series.name << "</text>\n";
     }

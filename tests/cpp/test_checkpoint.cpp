@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 
 std::shared_ptr<Sequential> make_model(int64_t hidden = 16) {
   return std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
-      std::make_shared<Linear>(6, hidden), std::make_shared<ReLU>(),
-      std::make_shared<Dropout>(0.3), std::make_shared<Linear>(hidden, 3)});
+      std::make_shared<Linear>(6, hidden), std::make_shared<ReLU>(), std::make_shared<Dropout>(0.3),
+      std::make_shared<Linear>(hidden, 3)});
 }
 
 // One "epoch": a few steps on fixed data; dropout draws from the default generator, so the run

@@ -25,9 +25,7 @@ struct Net : Module {
     bn = register_module("bn", std::make_shared<BatchNorm2d>(4));
     fc = register_module("fc", std::make_shared<Linear>(4 * 5 * 5, 3));
   }
-  Tensor forward(const Tensor& x) override {
-    return (*fc)(F::flatten(F::relu((*bn)((*conv)(x)))));
-  }
+  Tensor forward(const Tensor& x) override { return (*fc)(F::flatten(F::relu((*bn)((*conv)(x))))); }
 };
 
 TEST(Module, TreeNamesAndCounts) {
@@ -49,12 +47,13 @@ TEST(Module, TreeNamesAndCounts) {
 
 TEST(Module, PrintsLikePyTorch) {
   Net net;
-  EXPECT_EQ(net.repr(),
-            "Net(\n"
-            "  (conv): Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
-            "  (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
-            "  (fc): Linear(in_features=100, out_features=3, bias=True)\n"
-            ")");
+  EXPECT_EQ(
+      net.repr(),
+      "Net(\n"
+      "  (conv): Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+      "  (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+      "  (fc): Linear(in_features=100, out_features=3, bias=True)\n"
+      ")");
   Sequential seq({std::make_shared<Linear>(2, 2, false), std::make_shared<ReLU>(),
                   std::make_shared<Dropout>(0.25)});
   EXPECT_EQ(seq.repr(),
@@ -80,7 +79,7 @@ TEST(Module, TrainEvalZeroGradAndTo) {
   EXPECT_FALSE(net.fc->weight.grad().defined());
   Tensor handle = net.fc->weight;  // an optimizer would hold this
   net.to(kFloat64);
-  EXPECT_EQ(handle.dtype(), kFloat64);  // same tensor, new data
+  EXPECT_EQ(handle.dtype(), kFloat64);                     // same tensor, new data
   EXPECT_EQ(net.bn->num_batches_tracked.dtype(), kInt64);  // integer buffers keep their dtype
   EXPECT_EQ(net(randn({1, 1, 5, 5}, kFloat64)).dtype(), kFloat64);
 }
@@ -108,9 +107,9 @@ TEST(Module, StateDictRoundTripAndErrors) {
   StateDict wrong = a.state_dict();
   wrong["fc.weight"] = ones({3, 99});
   Tensor before = b.fc->weight.clone();
-  expect_error<std::invalid_argument>(
-      [&] { b.load_state_dict(wrong); },
-      "size mismatch for fc.weight: the checkpoint has shape (3, 99), the model has shape (3, 100)");
+  expect_error<std::invalid_argument>([&] { b.load_state_dict(wrong); },
+                                      "size mismatch for fc.weight: the checkpoint has shape (3, "
+                                      "99), the model has shape (3, 100)");
   expect_close(b.fc->weight, before, 0, 0);  // nothing was changed by the failed load
 }
 
@@ -181,8 +180,8 @@ TEST(Layers, SequentialAndModuleList) {
 
 TEST(Functional, GradcheckCompositeLayersAndLosses) {
   Tensor x = input({4, 5}), w = input({5}, 2), b = input({5}, 3);
-  EXPECT_TRUE(gradcheck(
-      [](const TensorList& t) { return F::layer_norm(t[0], {5}, t[1], t[2]); }, {x, w, b}));
+  EXPECT_TRUE(gradcheck([](const TensorList& t) { return F::layer_norm(t[0], {5}, t[1], t[2]); },
+                        {x, w, b}));
   EXPECT_TRUE(gradcheck(
       [](const TensorList& t) {
         manual_seed(0);  // the same mask on every evaluation
@@ -191,20 +190,25 @@ TEST(Functional, GradcheckCompositeLayersAndLosses) {
       {x}));
   Tensor table = input({6, 3});
   EXPECT_TRUE(gradcheck(
-      [](const TensorList& t) { return F::embedding(tensor({5, 0, 5, 1}), t[0], 2); }, {table}));
+      [](const TensorList& t) {
+        return F::embedding(tensor({5, 0, 5, 1}), t[0], 2);
+      },
+      {table}));
   Tensor labels = tensor({1, 4, 0, 4});
   EXPECT_TRUE(gradcheck([&](const TensorList& t) { return F::cross_entropy(t[0], labels); }, {x}));
   F::CrossEntropyOptions smoothed;
   smoothed.label_smoothing = 0.2;
   smoothed.ignore_index = 0;
-  EXPECT_TRUE(
-      gradcheck([&](const TensorList& t) { return F::cross_entropy(t[0], labels, smoothed); }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [&](const TensorList& t) { return F::cross_entropy(t[0], labels, smoothed); }, {x}));
   Tensor image_logits = input({2, 3, 2, 2});
   Tensor pixel_labels = tensor({0, 1, 2, 1, 2, 2, 0, 0}).reshape({2, 2, 2});
+  EXPECT_TRUE(gradcheck([&](const TensorList& t) { return F::cross_entropy(t[0], pixel_labels); },
+                        {image_logits}));
   EXPECT_TRUE(gradcheck(
-      [&](const TensorList& t) { return F::cross_entropy(t[0], pixel_labels); }, {image_logits}));
-  EXPECT_TRUE(gradcheck(
-      [&](const TensorList& t) { return F::nll_loss(log_softmax(t[0], 1), labels, -100, F::Reduction::Sum); },
+      [&](const TensorList& t) {
+        return F::nll_loss(log_softmax(t[0], 1), labels, -100, F::Reduction::Sum);
+      },
       {x}));
   Tensor target = input({4, 5}, 9).detach();
   EXPECT_TRUE(gradcheck([&](const TensorList& t) { return F::mse_loss(t[0], target); }, {x}));
@@ -223,7 +227,9 @@ TEST(Functional, GradcheckCompositeLayersAndLosses) {
 TEST(Functional, LossValues) {
   Tensor logits = tensor({{2.0, 0.5, -1.0}, {0.1, 0.2, 3.0}}, kFloat64);
   Tensor labels = tensor({0, 2});
-  auto lse = [](double a, double b, double c) { return std::log(std::exp(a) + std::exp(b) + std::exp(c)); };
+  auto lse = [](double a, double b, double c) {
+    return std::log(std::exp(a) + std::exp(b) + std::exp(c));
+  };
   double l0 = lse(2.0, 0.5, -1.0) - 2.0, l1 = lse(0.1, 0.2, 3.0) - 3.0;
   expect_close(F::cross_entropy(logits, labels), {(l0 + l1) / 2}, {}, 1e-12);
   F::CrossEntropyOptions none;
@@ -235,30 +241,53 @@ TEST(Functional, LossValues) {
   expect_close(F::mse_loss(tensor({1.0, 2.0}), tensor({3.0, 2.0})), {2.0}, {});
   expect_close(F::l1_loss(tensor({1.0, 2.0}), tensor({3.0, 2.0}), F::Reduction::Sum), {2.0}, {});
   // log(1 + e^-x) for label 1, x + log(1 + e^-x) for label 0; stable at +-100.
-  expect_close(F::binary_cross_entropy_with_logits(tensor({100.0, -100.0}, kFloat64),
-                                                   tensor({1.0, 1.0}, kFloat64), F::Reduction::None),
-               {0.0, 100.0}, {2}, 1e-12);
+  expect_close(
+      F::binary_cross_entropy_with_logits(tensor({100.0, -100.0}, kFloat64),
+                                          tensor({1.0, 1.0}, kFloat64), F::Reduction::None),
+      {0.0, 100.0}, {2}, 1e-12);
 }
 
 TEST(Functional, BadInput) {
   Tensor logits = randn({2, 3});
-  expect_error<std::out_of_range>([&] { F::cross_entropy(logits, tensor({0, 3})); },
-                                  "[cross_entropy] target 3 is out of bounds for 3 classes");
-  expect_error<TypeError>([&] { F::cross_entropy(logits, tensor({0.0, 1.0})); },
-                          "[cross_entropy] target must hold class indices");
-  expect_error<std::invalid_argument>([&] { F::cross_entropy(logits, tensor({0, 1, 2})); },
-                                      "input of shape (2, 3) needs a target of shape (2,)");
-  expect_error<std::invalid_argument>([] { F::mse_loss(ones({4, 1}), ones({4})); },
-                                      "[mse_loss] input shape (4, 1) and target shape (4,) differ");
-  expect_error<std::invalid_argument>([] { F::layer_norm(ones({2, 3}), {4}); },
-                                      "[layer_norm] normalized_shape (4,) does not match");
+  expect_error<std::out_of_range>(
+      [&] {
+        F::cross_entropy(logits, tensor({0, 3}));
+      },
+      "[cross_entropy] target 3 is out of bounds for 3 classes");
+  expect_error<TypeError>(
+      [&] {
+        F::cross_entropy(logits, tensor({0.0, 1.0}));
+      },
+      "[cross_entropy] target must hold class indices");
+  expect_error<std::invalid_argument>(
+      [&] {
+        F::cross_entropy(logits, tensor({0, 1, 2}));
+      },
+      "input of shape (2, 3) needs a target of shape (2,)");
+  expect_error<std::invalid_argument>(
+      [] {
+        F::mse_loss(ones({4, 1}), ones({4}));
+      },
+      "[mse_loss] input shape (4, 1) and target shape (4,) differ");
+  expect_error<std::invalid_argument>(
+      [] {
+        F::layer_norm(ones({2, 3}), {4});
+      },
+      "[layer_norm] normalized_shape (4,) does not match");
   expect_error<std::invalid_argument>([] { F::dropout(ones({2}), 1.5); },
                                       "[dropout] probability must be in [0, 1]; got 1.5");
-  expect_error<std::invalid_argument>([] { Linear(0, 3); }, "[Linear] in_features and out_features");
-  expect_error<std::invalid_argument>([] { BatchNorm2d(3)(ones({2, 3})); },
-                                      "[BatchNorm2d] expected 4-D input");
-  expect_error<std::invalid_argument>([] { Linear(4, 2)(ones({3, 5})); },
-                                      "[linear] input of shape (3, 5) does not match weight");
+  expect_error<std::invalid_argument>([] { Linear(0, 3); },
+                                      "[Linear] in_features and out_features");
+  expect_error<std::invalid_argument>(
+      [] {
+        BatchNorm2d(3)(ones({2, 3}));
+      },
+      "[BatchNorm2d] expected 4-D input");
+  expect_error<std::invalid_argument>(
+      [] {
+        Linear(4, 2)(ones({3, 5}));
+      },
+      "[linear] input of shape (3, 5) does not match weight");
   expect_error<std::runtime_error>([] { Module("Plain")(ones({1})); },
                                    "[Plain] this module has no single-input forward");
 }

@@ -30,8 +30,8 @@ Tensor fixture(const std::string& key) {
 bool has_fixture(const std::string& key) { return fixtures().count(key) > 0; }
 
 // Runs `fn` on the case's recorded inputs and compares the output and every input's gradient.
-void check(const std::string& name, int inputs,
-           const std::function<Tensor(const TensorList&)>& fn, double tolerance = 1e-10) {
+void check(const std::string& name, int inputs, const std::function<Tensor(const TensorList&)>& fn,
+           double tolerance = 1e-10) {
   SCOPED_TRACE(name);
   TensorList args;
   for (int i = 0; i < inputs; ++i) {
@@ -64,9 +64,12 @@ TEST(Reference, Layers) {
   check("avg_pool", 1, [](const TensorList& t) { return F::avg_pool2d(t[0], 3, 2, 1); });
   check("avg_pool_exclude_pad", 1,
         [](const TensorList& t) { return F::avg_pool2d(t[0], 3, 2, 1, true, false); });
-  check("adaptive_avg_pool", 1,
-        [](const TensorList& t) { return F::adaptive_avg_pool2d(t[0], {3, 2}); });
-  check("layer_norm", 3, [](const TensorList& t) { return F::layer_norm(t[0], {6, 5}, t[1], t[2]); });
+  check("adaptive_avg_pool", 1, [](const TensorList& t) {
+    return F::adaptive_avg_pool2d(t[0], {3, 2});
+  });
+  check("layer_norm", 3, [](const TensorList& t) {
+    return F::layer_norm(t[0], {6, 5}, t[1], t[2]);
+  });
   check("embedding", 2, [](const TensorList& t) { return F::embedding(t[0], t[1], 1); });
   check("softmax", 1, [](const TensorList& t) { return F::softmax(t[0], 1); });
   check("log_softmax", 1, [](const TensorList& t) { return F::log_softmax(t[0], 0); });
@@ -123,7 +126,8 @@ TEST(Reference, Losses) {
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, TensorList params) {
   using namespace optim;
   if (name == "sgd") return std::make_unique<SGD>(params, SGDOptions{0.1});
-  if (name == "sgd_momentum") return std::make_unique<SGD>(params, SGDOptions{0.05, 0.9, 0.1, 0.01});
+  if (name == "sgd_momentum")
+    return std::make_unique<SGD>(params, SGDOptions{0.05, 0.9, 0.1, 0.01});
   if (name == "sgd_nesterov") {
     return std::make_unique<SGD>(params, SGDOptions{0.05, 0.8, 0.0, 0.0, true});
   }
@@ -159,7 +163,9 @@ TEST(Reference, SchedulesMatchPyTorch) {
   std::vector<std::pair<std::string, Make>> schedules = {
       {"step", [](Optimizer& o) { return std::make_unique<StepLR>(o, 5, 0.5); }},
       {"multistep",
-       [](Optimizer& o) { return std::make_unique<MultiStepLR>(o, std::vector<int64_t>{3, 7, 12}, 0.3); }},
+       [](Optimizer& o) {
+         return std::make_unique<MultiStepLR>(o, std::vector<int64_t>{3, 7, 12}, 0.3);
+       }},
       {"cosine", [](Optimizer& o) { return std::make_unique<CosineAnnealingLR>(o, 10, 0.001); }},
       {"linear", [](Optimizer& o) { return std::make_unique<LinearLR>(o, 0.25, 1.0, 6); }},
       {"onecycle", [](Optimizer& o) { return std::make_unique<OneCycleLR>(o, 1.0, 20); }},
