@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "data/data.h"
-#include "test_util.h"
+#include "tests/cpp/test_util.h"
 
 namespace wick::data {
 namespace {
@@ -163,8 +163,7 @@ std::vector<uint8_t> gzip_stored(const std::vector<uint8_t>& data) {
   return out;
 }
 
-fs::path repo_root() { return fs::path(__FILE__).parent_path().parent_path().parent_path(); }
-std::string assets_mnist() { return (repo_root() / "assets" / "mnist").string(); }
+std::string assets_mnist() { return wick::testing::source_path("assets/mnist"); }
 
 // ---- samplers ---------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "nn/serialization.h"
-#include "test_util.h"
+#include "tests/cpp/test_util.h"
 
 namespace wick {
 namespace {
@@ -58,18 +58,8 @@ std::string make_file(const std::string& header, const std::string& data) {
   return file + header + data;
 }
 
-// The repository's tests/fixtures/ folder: found by walking up from the test binary (build
-// folders live inside the repository) or from the working directory.
 fs::path fixture(const std::string& name) {
-  for (fs::path start : {fs::read_symlink("/proc/self/exe").parent_path(), fs::current_path()}) {
-    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-      fs::path candidate = dir / "tests" / "fixtures" / name;
-      if (fs::exists(candidate)) return candidate;
-      if (dir == dir.root_path()) break;
-    }
-  }
-  ADD_FAILURE() << "cannot find tests/fixtures/" << name << " above the test binary or cwd";
-  return {};
+  return wick::testing::source_path("tests/fixtures/" + name);
 }
 
 class SafetensorsTest : public ::testing::Test {
