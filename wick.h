@@ -1,4 +1,5 @@
-// Everything a C++ program needs: tensors, ops, autograd.
+// Everything a C++ program needs: tensors and ops, autograd, nn (layers, losses, optimizers,
+// schedules, checkpoints) and data (datasets and the data loader).
 #pragma once
 
 #include "autograd/engine.h"
@@ -7,3 +8,15 @@
 #include "core/dispatch.h"
 #include "core/generator.h"
 #include "core/ops.h"
+#include "data/data.h"
+#include "nn/checkpoint.h"
+#include "nn/clip_grad.h"
+#include "nn/containers.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/lr_scheduler.h"
+#include "nn/module.h"
+#include "nn/normalization.h"
+#include "nn/optim.h"
+#include "nn/serialization.h"
