@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/autocast.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/kernels.h"
@@ -126,8 +127,22 @@ struct KernelSignature<void (*)(Params...)> {
 }  // namespace detail
 
 // Runs the kernel for `op` on `device`, or the CPU fallback (Note [operator fallback]).
+namespace detail {
+inline void first_dtype(DType& dtype, bool& found, const Tensor& t) {
+  if (!found && t.defined()) dtype = t.dtype(), found = true;
+}
+template <class T>
+void first_dtype(DType&, bool&, const T&) {}
+}  // namespace detail
+
 template <class Fn, class... Args>
 void dispatch(OpKey op, Device device, Args&&... args) {
+  if (autocast::is_recording()) {  // Note [autocast]: the debug record of what ran in which dtype
+    DType dtype = kFloat32;
+    bool found = false;
+    (detail::first_dtype(dtype, found, args), ...);
+    autocast::record(op_name(op), dtype);
+  }
   const KernelRegistry& registry = kernel_registry();
   if (Fn fn = registry.find<Fn>(op, device.type)) {
     fn(std::forward<Args>(args)...);

@@ -19,6 +19,7 @@
 #include "examples/mnist_models.h"
 #include "nn/checkpoint.h"
 #include "nn/functional.h"
+#include "nn/grad_scaler.h"
 #include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "wick.h"
@@ -51,9 +52,17 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, nn::Mo
                               "'");
 }
 
+// Mixed precision (--amp): the autocast dtype, and a loss scaler that is active for float16
+// (bfloat16 has float32's range and needs none).
+struct Precision {
+  bool autocast = false;
+  DType dtype = kBFloat16;
+  amp::GradScaler scaler{amp::GradScalerOptions{65536.0, 2.0, 0.5, 2000, false}};
+};
+
 EpochResult train_epoch(nn::Module& model, optim::Optimizer& optimizer, data::DataLoader& loader,
-                        int64_t epoch, int64_t epochs, std::vector<examples::Series>& curve,
-                        int64_t& global_step) {
+                        Precision& precision, int64_t epoch, int64_t epochs,
+                        std::vector<examples::Series>& curve, int64_t& global_step) {
   model.train();
   examples::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(epochs),
                             loader.size());
@@ -62,11 +71,16 @@ EpochResult train_epoch(nn::Module& model, optim::Optimizer& optimizer, data::Da
   int64_t correct = 0, seen = 0, batches = 0;
   char status[128];
   for (data::Batch& batch : loader) {
-    Tensor logits = model(batch.input);
-    Tensor loss = nn::F::cross_entropy(logits, batch.target);
+    Tensor logits, loss;
+    {
+      AutocastGuard autocast(batch.input.device().type, precision.dtype, precision.autocast);
+      logits = model(batch.input);
+      loss = nn::F::cross_entropy(logits, batch.target);
+    }
     optimizer.zero_grad();
-    loss.backward();
-    optimizer.step();
+    precision.scaler.scale(loss).backward();
+    precision.scaler.step(optimizer);
+    precision.scaler.update();
     ++global_step;
     double batch_loss = loss.item<double>();
     int64_t n = batch.target.size(0);
@@ -125,6 +139,7 @@ int main(int argc, char** argv) try {
       .add("metrics", "runs/mnist_metrics.csv",
            "per-epoch metrics CSV (a .svg chart is written next to it)")
       .add("threads", "0", "OpenMP threads for the kernels (0: all cores)")
+      .add("amp", "none", "mixed precision: none, bf16 or fp16 (fp16 adds dynamic loss scaling)")
       .add("json", "0",
            "1: end with one JSON line of results (for benchmarks/mnist_vs_pytorch.py)");
   if (!flags.parse(argc, argv)) return 0;
@@ -153,9 +168,20 @@ int main(int argc, char** argv) try {
   test_options.batch_size = 500;
   data::DataLoader test_loader(test_set, test_options);
 
+  Precision precision;
+  const std::string amp_mode = flags.str("amp");
+  check_value(amp_mode == "none" || amp_mode == "bf16" || amp_mode == "fp16", "train_mnist",
+              "--amp must be none, bf16 or fp16; got '", amp_mode, "'");
+  precision.autocast = amp_mode != "none";
+  precision.dtype = amp_mode == "fp16" ? kFloat16 : kBFloat16;
+  if (amp_mode == "fp16") precision.scaler = amp::GradScaler();
+
   nn::TrainingState state;
   if (flags.has("resume")) {
     state = nn::load_checkpoint(flags.str("resume"), *model, *optimizer, nullptr);
+    if (!state.extra.empty() && precision.scaler.is_enabled()) {
+      precision.scaler.load_state_dict(state.extra);
+    }
     std::printf("resumed from %s after epoch %lld\n", flags.str("resume").c_str(),
                 static_cast<long long>(state.epoch));
   }
@@ -165,9 +191,9 @@ int main(int argc, char** argv) try {
               flags.str("data").c_str(), static_cast<long long>(train_options.num_workers));
 
   std::string metrics_path = flags.str("metrics");
-  examples::CsvWriter csv(metrics_path,
-                          {"epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy",
-                           "samples_per_second", "seconds", "loader_wait_seconds"});
+  examples::CsvWriter csv(metrics_path, {"epoch", "train_loss", "train_accuracy", "test_loss",
+                                         "test_accuracy", "samples_per_second", "seconds",
+                                         "loader_wait_seconds", "loss_scale", "skipped_steps"});
   std::vector<examples::Series> loss_curve = {{"training loss (per batch)", {}, {}}};
   std::vector<examples::Series> accuracy_curve = {{"train accuracy", {}, {}},
                                                   {"test accuracy", {}, {}}};
@@ -178,8 +204,8 @@ int main(int argc, char** argv) try {
   EpochResult test{};
   for (int64_t epoch = state.epoch + 1; epoch <= epochs; ++epoch) {
     train_loader.set_epoch(epoch - 1);  // the shuffle order depends only on (seed, epoch)
-    EpochResult train =
-        train_epoch(*model, *optimizer, train_loader, epoch, epochs, loss_curve, state.global_step);
+    EpochResult train = train_epoch(*model, *optimizer, train_loader, precision, epoch, epochs,
+                                    loss_curve, state.global_step);
     if (training_peak_rss == 0) {  // memory of training alone, before evaluation's big batches
       training_peak_rss = examples::peak_rss_mib();
       training_peak_tensors = cpu_allocator()->stats().peak_allocated_bytes / 1048576.0;
@@ -188,7 +214,9 @@ int main(int argc, char** argv) try {
     std::printf("  test: loss %.4f  accuracy %.2f%%  (loader wait %.2f s of %.2f s)\n", test.loss,
                 100 * test.accuracy, train.wait_seconds, train.seconds);
     csv.row({double(epoch), train.loss, train.accuracy, test.loss, test.accuracy,
-             train.samples_per_second, train.seconds, train.wait_seconds});
+             train.samples_per_second, train.seconds, train.wait_seconds,
+             precision.scaler.is_enabled() ? precision.scaler.get_scale() : 1.0,
+             double(precision.scaler.skipped_steps())});
     accuracy_curve[0].x.push_back(double(epoch)),
         accuracy_curve[0].y.push_back(100 * train.accuracy);
     accuracy_curve[1].x.push_back(double(epoch)),
@@ -203,6 +231,7 @@ int main(int argc, char** argv) try {
     state.epoch = epoch;
     if (flags.has("save")) {
       state.info["command"] = flags.command_line();
+      if (precision.scaler.is_enabled()) state.extra = precision.scaler.state_dict();
       nn::save_checkpoint(flags.str("save"), *model, *optimizer, nullptr, state);
     }
   }

@@ -61,6 +61,7 @@ void save_checkpoint(const std::string& path, const Module& model,
   add_prefixed(tensors, "model.", model.state_dict());
   add_prefixed(tensors, "optimizer.", optimizer.state_dict());
   if (scheduler != nullptr) add_prefixed(tensors, "scheduler.", scheduler->state_dict());
+  add_prefixed(tensors, "extra.", state.extra);
   PhiloxState rng = default_generator().state();
   tensors["rng.seed"] = u64_tensor(rng.seed);
   tensors["rng.offset"] = u64_tensor(rng.offset);
@@ -87,6 +88,7 @@ TrainingState load_checkpoint(const std::string& path, Module& model, optim::Opt
   StateDict model_state = strip_prefix(file.tensors, "model.");
   StateDict optimizer_state = strip_prefix(file.tensors, "optimizer.");
   StateDict scheduler_state = strip_prefix(file.tensors, "scheduler.");
+  state.extra = strip_prefix(file.tensors, "extra.");
   auto seed = file.tensors.find("rng.seed"), offset = file.tensors.find("rng.offset");
   check_value(seed != file.tensors.end() && offset != file.tensors.end(), "load_checkpoint", path,
               ": the random generator's state is missing");

@@ -2,8 +2,8 @@
 // model's parameters and buffers, the optimizer's state and hyperparameters, the learning-rate
 // schedule's position, the random generator's state, and the epoch - in one safetensors file.
 //
-// Tensors are stored under "model.", "optimizer." and "scheduler." prefixes and "rng.seed" /
-// "rng.offset"; the epoch, step and free-form info go in the file's metadata, with
+// Tensors are stored under "model.", "optimizer.", "scheduler." and "extra." prefixes and
+// "rng.seed" / "rng.offset"; the epoch, step and free-form info go in the file's metadata, with
 // "format": "wick-training-checkpoint". Writing is atomic (nn/serialization.h), and loading checks
 // every part against the objects it restores into before changing any of them.
 #pragma once
@@ -21,6 +21,7 @@ struct TrainingState {
   int64_t epoch = 0;                        // epochs completed
   int64_t global_step = 0;                  // optimizer steps taken
   std::map<std::string, std::string> info;  // anything else worth recording (command line, ...)
+  StateDict extra;  // other state to restore, e.g. a GradScaler's (saved under "extra.")
 };
 
 // `scheduler` may be null.

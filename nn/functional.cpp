@@ -1,6 +1,7 @@
 #include "nn/functional.h"
 
 #include "autograd/grad_mode.h"
+#include "core/autocast.h"
 
 namespace wick::nn::functional {
 
@@ -31,14 +32,16 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
   }
   DimList dims;
   for (int64_t i = input.dim() - k; i < input.dim(); ++i) dims.push_back(i);
-  // Statistics in float32 for 16-bit inputs (autocast's rule for norms).
-  Tensor x = is_reduced_float(input.dtype()) ? input.to(kFloat32) : input;
+  // Under autocast layer_norm runs in float32 (Note [autocast]); without it, 16-bit inputs still
+  // get float32 statistics and keep their dtype.
+  Tensor in = autocast::cast(AutocastPolicy::Float32, input);
+  Tensor x = is_reduced_float(in.dtype()) ? in.to(kFloat32) : in;
   Tensor mean = x.mean(dims, /*keepdim=*/true);
   Tensor var = x.var(dims, /*correction=*/0, /*keepdim=*/true);
   Tensor y = (x - mean) * rsqrt(var + eps);
   if (weight.defined()) y = y * weight;
   if (bias.defined()) y = y + bias;
-  return y.to(input.dtype());
+  return y.to(in.dtype());
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, int64_t padding_idx) {

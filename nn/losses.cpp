@@ -3,6 +3,7 @@
 // softmax), and the logistic loss through max(x, 0) + log(1 + exp(-|x|)), which never
 // exponentiates a large positive number.
 #include "autograd/grad_mode.h"
+#include "core/autocast.h"
 #include "nn/functional.h"
 
 namespace wick::nn::functional {
@@ -78,7 +79,7 @@ Tensor checked_labels(const char* op, const Tensor& labels, int64_t classes, int
 Tensor nll_loss(const Tensor& input, const Tensor& target, int64_t ignore_index,
                 Reduction reduction) {
   Tensor rows, labels, valid;
-  flatten_classes("nll_loss", input, target, rows, labels);
+  flatten_classes("nll_loss", autocast::cast(AutocastPolicy::Float32, input), target, rows, labels);
   Tensor safe = checked_labels("nll_loss", labels, rows.size(1), ignore_index, valid);
   Tensor picked = rows.gather(1, safe.unsqueeze(1)).squeeze(1);
   Tensor losses = -picked * valid.to(rows.dtype());
@@ -105,8 +106,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
   return reduce_valid(losses * mask, valid, options.reduction, target.shape());
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  check_value(input.defined() && target.defined(), "mse_loss", "got an undefined tensor");
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  check_value(input_in.defined() && target_in.defined(), "mse_loss", "got an undefined tensor");
+  Tensor input = autocast::cast(AutocastPolicy::Float32, input_in);
+  Tensor target = autocast::cast(AutocastPolicy::Float32, target_in);
   check_value(input.shape() == target.shape(), "mse_loss", "input shape ", input.shape(),
               " and target shape ", target.shape(),
               " differ; broadcasting them is almost always a bug, so reshape one explicitly");
@@ -114,8 +117,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   return reduce(diff * diff, reduction);
 }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  check_value(input.defined() && target.defined(), "l1_loss", "got an undefined tensor");
+Tensor l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  check_value(input_in.defined() && target_in.defined(), "l1_loss", "got an undefined tensor");
+  Tensor input = autocast::cast(AutocastPolicy::Float32, input_in);
+  Tensor target = autocast::cast(AutocastPolicy::Float32, target_in);
   check_value(input.shape() == target.shape(), "l1_loss", "input shape ", input.shape(),
               " and target shape ", target.shape(),
               " differ; broadcasting them is almost always a bug, so reshape one explicitly");
@@ -128,6 +133,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
               "got an undefined tensor");
   check_value(input.shape() == target.shape(), "binary_cross_entropy_with_logits", "input shape ",
               input.shape(), " and target shape ", target.shape(), " differ");
+  // Always float32 for 16-bit logits (autocast's rule for losses).
   Tensor x = is_reduced_float(input.dtype()) ? input.to(kFloat32) : input;
   Tensor y = target.to(x.dtype());
   // -log(sigmoid(x)) = softplus(-x) = max(-x, 0) + log(1 + exp(-|x|))

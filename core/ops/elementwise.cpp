@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "autograd/functions/elementwise.h"
+#include "core/autocast.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -95,7 +96,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor pow(const Tensor& a, const Tensor& exponent) {
+Tensor pow(const Tensor& a_in, const Tensor& exponent_in) {
+  Tensor a = autocast::cast(AutocastPolicy::Float32, a_in);
+  Tensor exponent = autocast::cast(AutocastPolicy::Float32, exponent_in);
   Tensor out = arithmetic(OpKey::pow, a, exponent);
   if (needs_grad(a, exponent)) {
     auto node = make_node<PowBackward>({&a, &exponent});
@@ -127,8 +130,9 @@ Tensor sub(const Tensor& a, const Scalar& b) { return sub(a, wrap(a, b)); }
 Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, wrap(a, b)); }
 Tensor div(const Tensor& a, const Scalar& b) { return div(a, wrap(a, b)); }
 
-Tensor pow(const Tensor& a, const Scalar& exponent) {
-  detail::check_defined("pow", a);
+Tensor pow(const Tensor& a_in, const Scalar& exponent) {
+  detail::check_defined("pow", a_in);
+  Tensor a = autocast::cast(AutocastPolicy::Float32, a_in);
   check_type(a.dtype() != kBool, "pow", "not supported for bool tensors");
   DType dtype = promote_with_scalar(a.dtype(), exponent.kind());
   UnaryParams p{exponent.to_double(), 0};
@@ -153,13 +157,15 @@ Tensor abs(const Tensor& x) {
   return out;
 }
 
-Tensor exp(const Tensor& x) {
+Tensor exp(const Tensor& x_in) {
+  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
   Tensor out = float_unary(OpKey::exp, x);
   record_unary(x, out, "ExpBackward", exp_backward, true);
   return out;
 }
 
-Tensor log(const Tensor& x) {
+Tensor log(const Tensor& x_in) {
+  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
   Tensor out = float_unary(OpKey::log, x);
   record_unary(x, out, "LogBackward", log_backward, false);
   return out;
@@ -171,7 +177,8 @@ Tensor sqrt(const Tensor& x) {
   return out;
 }
 
-Tensor rsqrt(const Tensor& x) {
+Tensor rsqrt(const Tensor& x_in) {
+  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
   Tensor out = float_unary(OpKey::rsqrt, x);
   record_unary(x, out, "RsqrtBackward", rsqrt_backward, true);
   return out;

@@ -3,6 +3,7 @@
 #include "autograd/functions/index.h"
 #include "autograd/functions/linalg.h"
 #include "autograd/grad_mode.h"
+#include "core/autocast.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -107,9 +108,10 @@ Tensor one_hot(const Tensor& index, int64_t num_classes) {
   return eq(idx.unsqueeze(-1), classes).to(kInt64);
 }
 
-static Tensor softmax_impl(const Tensor& x, int64_t dim, bool is_log) {
+static Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool is_log) {
   const char* op = is_log ? "log_softmax" : "softmax";
-  detail::check_defined(op, x);
+  detail::check_defined(op, x_in);
+  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
   int64_t d = wrap_dim(op, dim, x.dim());
   DType dtype = is_floating(x.dtype()) ? x.dtype() : kFloat32;
   Tensor input = detail::cast(x, dtype).contiguous().detach();

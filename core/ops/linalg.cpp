@@ -1,14 +1,18 @@
 #include "core/ops/linalg.h"
 
+#include "core/autocast.h"
+
 #include "autograd/functions/linalg.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
 namespace wick {
 
-Tensor bmm(const Tensor& a, const Tensor& b) {
-  detail::check_defined("bmm", a);
-  detail::check_defined("bmm", b);
+Tensor bmm(const Tensor& a_in, const Tensor& b_in) {
+  detail::check_defined("bmm", a_in);
+  detail::check_defined("bmm", b_in);
+  Tensor a = autocast::cast(AutocastPolicy::LowerPrecision, a_in);
+  Tensor b = autocast::cast(AutocastPolicy::LowerPrecision, b_in);
   check_value(a.dim() == 3 && b.dim() == 3, "bmm", "expected 3-D tensors; got shapes ", a.shape(),
               " and ", b.shape());
   check_value(a.size(0) == b.size(0), "bmm", "batch sizes differ: ", a.shape(), " @ ", b.shape());
@@ -29,9 +33,11 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  detail::check_defined("matmul", a);
-  detail::check_defined("matmul", b);
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  detail::check_defined("matmul", a_in);
+  detail::check_defined("matmul", b_in);
+  Tensor a = autocast::cast(AutocastPolicy::LowerPrecision, a_in);
+  Tensor b = autocast::cast(AutocastPolicy::LowerPrecision, b_in);
   check_value(a.dim() >= 1 && b.dim() >= 1, "matmul",
               "both arguments need at least one dimension; got shapes ", a.shape(), " and ",
               b.shape());
@@ -73,9 +79,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  detail::check_defined("linear", x);
-  detail::check_defined("linear", weight);
+Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
+  detail::check_defined("linear", x_in);
+  detail::check_defined("linear", weight_in);
+  Tensor x = autocast::cast(AutocastPolicy::LowerPrecision, x_in);
+  Tensor weight = autocast::cast(AutocastPolicy::LowerPrecision, weight_in);
+  Tensor bias = autocast::cast(AutocastPolicy::LowerPrecision, bias_in);
   check_value(weight.dim() == 2, "linear", "weight must be 2-D [out_features, in_features]; got ",
               weight.shape());
   check_value(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear", "input of shape ", x.shape(),

@@ -2,6 +2,7 @@
 
 #include "autograd/functions/nn.h"
 #include "autograd/grad_mode.h"
+#include "core/autocast.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
@@ -72,8 +73,11 @@ Pool2dParams pool_params(Pair2 kernel, Pair2 stride, Pair2 padding, Pair2 dilati
 
 }  // namespace
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Pair2 stride,
+Tensor conv2d(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, Pair2 stride,
               Pair2 padding, Pair2 dilation, int64_t groups) {
+  Tensor input = autocast::cast(AutocastPolicy::LowerPrecision, input_in);
+  Tensor weight = autocast::cast(AutocastPolicy::LowerPrecision, weight_in);
+  Tensor bias = autocast::cast(AutocastPolicy::LowerPrecision, bias_in);
   Tensor x = as_batched("conv2d", input);
   detail::check_defined("conv2d", weight);
   check_value(weight.dim() == 4, "conv2d",

@@ -4,6 +4,7 @@
 
 #include "autograd/functions/reduction.h"
 #include "autograd/grad_mode.h"
+#include "core/autocast.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -96,8 +97,9 @@ Tensor arg_all(OpKey op, const char* name, const Tensor& x) {
 
 }  // namespace
 
-Tensor sum(const Tensor& x, const DimList& dims, bool keepdim) {
-  DimVec reduce = dims_to_reduce("sum", x, dims);
+Tensor sum(const Tensor& x_in, const DimList& dims, bool keepdim) {
+  DimVec reduce = dims_to_reduce("sum", x_in, dims);
+  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
   DType dtype = is_floating(x.dtype()) ? x.dtype() : kInt64;
   Tensor out = sum_forward(x, reduce, keepdim, dtype);
   if (needs_grad(x)) {
@@ -109,8 +111,9 @@ Tensor sum(const Tensor& x, const DimList& dims, bool keepdim) {
   return out;
 }
 
-Tensor mean(const Tensor& x, const DimList& dims, bool keepdim) {
-  DimVec reduce = dims_to_reduce("mean", x, dims);
+Tensor mean(const Tensor& x_in, const DimList& dims, bool keepdim) {
+  DimVec reduce = dims_to_reduce("mean", x_in, dims);
+  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
   check_type(is_floating(x.dtype()), "mean", "expected a floating-point tensor; got ", x.dtype(),
              " (convert it with .to(wick::kFloat32) first)");
   int64_t count = 1;

@@ -59,7 +59,7 @@ TEST(Checkpoint, ResumeGivesTheSameLossesAsAnUninterruptedRun) {
     optim::Adam opt(model->parameters(), optim::AdamOptions{0.01});
     optim::StepLR sched(opt, 1, 0.5);
     run_epoch(*model, opt, sched);
-    save_checkpoint(file, *model, opt, &sched, TrainingState{1, 5, {{"note", "epoch one"}}});
+    save_checkpoint(file, *model, opt, &sched, TrainingState{1, 5, {{"note", "epoch one"}}, {}});
     uninterrupted = run_epoch(*model, opt, sched);
   }
   {
