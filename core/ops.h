@@ -3,6 +3,7 @@
 // CPU fallback) and records autograd history when an input requires grad.
 #pragma once
 
+#include "core/ops/advanced_index.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"

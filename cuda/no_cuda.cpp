@@ -1,9 +1,98 @@
-// The CUDA entry points of a build without CUDA: no kernels to register, and every question about
-// devices answers "none".
+// The CUDA entry points of a build without CUDA: no kernels to register, a CUDA "allocator" that
+// explains, is_available() == false, device_count() == 0, and everything else throws
+// "[cuda] wick was built without CUDA".
+#include <stdexcept>
+
 #include "core/dispatch.h"
+#include "cuda/api.h"
 
 namespace wick {
 
-void register_cuda_kernels(KernelRegistry&) {}
+namespace {
+
+[[noreturn]] void no_cuda(const char* what) {
+  throw std::runtime_error(std::string("[cuda] wick was built without CUDA (") + what +
+                           "); rebuild with the CUDA toolkit installed and -DWICK_CUDA=ON");
+}
+
+class NoCudaAllocator final : public Allocator {
+ public:
+  void* allocate(size_t nbytes) override {
+    if (nbytes == 0) return nullptr;
+    no_cuda("cannot allocate a CUDA tensor");
+  }
+  void deallocate(void*, size_t) override {}
+  Device device() const override { return Device(kCUDA, 0); }
+  const char* name() const override { return "no cuda"; }
+  AllocatorStats stats() const override { return {}; }
+  void reset_peak() override {}
+};
+
+}  // namespace
+
+void register_cuda_kernels(KernelRegistry&) {
+  static NoCudaAllocator allocator;
+  set_allocator(kCUDA, &allocator);
+}
+
+namespace cuda {
+
+bool is_available() { return false; }
+int device_count() { return 0; }
+int current_device() { no_cuda("current_device"); }
+void set_device(int) { no_cuda("set_device"); }
+std::string get_device_name(int) { no_cuda("get_device_name"); }
+DeviceProperties get_device_properties(int) { no_cuda("get_device_properties"); }
+void synchronize(int) { no_cuda("synchronize"); }
+DeviceGuard::DeviceGuard(int) : previous_(-1) { no_cuda("DeviceGuard"); }
+DeviceGuard::~DeviceGuard() = default;
+int runtime_version() { return 0; }
+int driver_version() { return 0; }
+int cudnn_version() { return 0; }
+
+Stream Stream::create(int) { no_cuda("Stream::create"); }
+Stream Stream::default_stream(int) { no_cuda("Stream::default_stream"); }
+Stream Stream::current(int) { no_cuda("Stream::current"); }
+bool Stream::query() const { no_cuda("Stream::query"); }
+void Stream::synchronize() const { no_cuda("Stream::synchronize"); }
+void spin(int64_t) { no_cuda("spin"); }
+void set_current_stream(const Stream&) { no_cuda("set_current_stream"); }
+StreamGuard::StreamGuard(const Stream&) { no_cuda("StreamGuard"); }
+StreamGuard::~StreamGuard() = default;
+
+struct Event::Impl {};
+Event::Event(bool) { no_cuda("Event"); }
+void Event::record(const Stream&) { no_cuda("Event::record"); }
+void Event::record() { no_cuda("Event::record"); }
+void Event::wait(const Stream&) const { no_cuda("Event::wait"); }
+bool Event::query() const { no_cuda("Event::query"); }
+void Event::synchronize() const { no_cuda("Event::synchronize"); }
+float Event::elapsed_ms(const Event&) const { no_cuda("Event::elapsed_ms"); }
+
+int64_t memory_allocated(int) { no_cuda("memory_allocated"); }
+int64_t memory_reserved(int) { no_cuda("memory_reserved"); }
+int64_t max_memory_allocated(int) { no_cuda("max_memory_allocated"); }
+int64_t max_memory_reserved(int) { no_cuda("max_memory_reserved"); }
+std::map<std::string, int64_t> memory_stats(int) { no_cuda("memory_stats"); }
+std::string memory_summary(int, bool) { no_cuda("memory_summary"); }
+void reset_peak_memory_stats(int) { no_cuda("reset_peak_memory_stats"); }
+void reset_accumulated_memory_stats(int) { no_cuda("reset_accumulated_memory_stats"); }
+void empty_cache() { no_cuda("empty_cache"); }
+void set_per_process_memory_fraction(double, int) { no_cuda("set_per_process_memory_fraction"); }
+void record_stream(const Tensor&, const Stream&) { no_cuda("record_stream"); }
+void start_memory_trace(const std::string&) { no_cuda("start_memory_trace"); }
+void stop_memory_trace() {}
+
+Tensor pin_memory(const Tensor&) { no_cuda("pin_memory"); }
+bool is_pinned(const Tensor&) { return false; }
+
+void set_allow_tf32(bool) {}
+bool allow_tf32() { return false; }
+void set_cudnn_allow_tf32(bool) {}
+bool cudnn_allow_tf32() { return false; }
+void set_cudnn_benchmark(bool) {}
+bool cudnn_benchmark() { return false; }
+
+}  // namespace cuda
 
 }  // namespace wick

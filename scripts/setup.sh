@@ -11,6 +11,11 @@ packages=(
   libopenblas-dev                            # the BLAS NumPy uses; GEMM benchmark reference
   zlib1g-dev                                 # zlib: reading gzip-compressed MNIST files
   nlohmann-json3-dev                         # JSON for safetensors checkpoint headers
+  python3-dev pybind11-dev                   # the Python extension wick._C
+  libdlpack-dev                              # DLPack ABI header: zero-copy tensor exchange
+  python3-numpy python3-pytest               # Python tests (tests/python)
+  python3-torch                              # PyTorch: the reference the Python tests compare to
+  python3-pip python3-setuptools python3-wheel python3-venv  # pip install . (setup.py)
 )
 
 missing=()

@@ -1,0 +1,31 @@
+// The CUDA kernel files and what they share. Each file registers its kernels through one of the
+// register_* functions; register.cpp calls them all from register_cuda_kernels.
+#pragma once
+
+#include <string>
+
+#include "core/dispatch.h"
+
+namespace wick::cuda {
+
+void register_elementwise_kernels(KernelRegistry& registry);  // elementwise.cu
+void register_copy_kernels(KernelRegistry& registry);         // copy.cpp, copy_kernels.cu
+void register_reduce_kernels(KernelRegistry& registry);       // reduce.cu
+void register_index_kernels(KernelRegistry& registry);        // index.cu
+void register_nn_kernels(KernelRegistry& registry);           // nn.cu
+void register_optim_kernels(KernelRegistry& registry);        // optim.cu
+void register_blas_kernels(KernelRegistry& registry);         // blas.cpp
+void register_conv_kernels(KernelRegistry& registry);         // cudnn_conv.cpp
+
+// fill, arange, uniform and normal (copy_kernels.cu); register_copy_kernels adds them.
+void register_random_and_fill_kernels(KernelRegistry& registry);
+
+// Why the cuDNN library found at run time cannot be used, or "" (cudnn_conv.cpp).
+std::string cudnn_version_problem();
+
+// dst = src (cast to dst's dtype, src broadcast to dst's shape), both on the same CUDA device.
+void launch_copy(const Tensor& src, Tensor& dst);
+// out[b] = a[b] @ b[b] for integer dtypes (cuBLAS has no integer GEMM); out contiguous.
+void launch_integer_bmm(const Tensor& a, const Tensor& b, Tensor& out);
+
+}  // namespace wick::cuda

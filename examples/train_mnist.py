@@ -1,0 +1,242 @@
+"""Trains an MLP or the classic CNN on MNIST digits and reports test accuracy each epoch: the
+Python twin of examples/train_mnist.cpp, with the same flags and the same output.
+
+    /usr/bin/python3 examples/train_mnist.py --model cnn --epochs 3
+
+It is a plain PyTorch-style script - an nn.Module subclass, a DataLoader loop, Adam, evaluation
+under no_grad - written against wick. To run it on PyTorch, change the imports below to
+`import torch as wick`, `from torch import nn`, `from torch.utils.data import DataLoader` and
+`from torchvision import datasets, transforms` (wick.datasets.MNIST mirrors
+torchvision.datasets.MNIST; pass --data to a folder in torchvision's layout).
+
+By default it reads the 10,000-digit subset committed in assets/mnist (8,000 training and 2,000
+test digits); --data DIR reads the official MNIST files from DIR instead. Every epoch appends a
+row to the metrics CSV (--metrics); --save writes a checkpoint after every epoch and --resume
+continues from one. (The C++ example also draws an SVG chart of the curves; this one does not.)
+"""
+
+import argparse
+import csv
+import json
+import os
+import resource
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BUILD = os.path.join(ROOT, os.environ.get("WICK_BUILD_DIR", "build"), "python")
+if os.path.isdir(os.path.join(_BUILD, "wick")):  # run from a source tree after scripts/build.sh
+    sys.path[:0] = [os.path.join(ROOT, "python"), _BUILD]
+
+import wick  # noqa: E402
+import wick.nn.functional as F  # noqa: E402
+from wick import datasets, nn, transforms  # noqa: E402
+from wick.utils.data import DataLoader  # noqa: E402
+
+
+class MLP(nn.Module):
+    """flatten, 784 -> 256, ReLU, 256 -> 10"""
+
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.fc1 = nn.Linear(784, 256)
+        self.fc2 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(self.flatten(x))))
+
+
+class CNN(nn.Module):
+    """conv 1->32 3x3, ReLU, conv 32->64 3x3, ReLU, max-pool 2, dropout 0.25, flatten,
+    9216 -> 128, ReLU, 128 -> 10 (the network of examples/mnist_models.h)"""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3)
+        self.conv2 = nn.Conv2d(32, 64, 3)
+        self.dropout = nn.Dropout(0.25)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = self.dropout(x).flatten(1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+class ProgressBar:
+    """One line that redraws itself on a terminal; in a log, a line every 10%."""
+
+    def __init__(self, label, total):
+        self.label, self.total = label, max(total, 1)
+        self.terminal = sys.stdout.isatty()
+        self.last_decile, self.last_draw = -1, 0.0
+
+    def update(self, done, status, force=False):
+        now = time.monotonic()
+        decile = 10 * done // self.total
+        if self.terminal:
+            draw = force or now - self.last_draw > 0.1 or done == self.total
+        else:
+            draw = decile != self.last_decile and 0 < done < self.total
+        if not draw:
+            return
+        self.last_draw, self.last_decile = now, decile
+        filled = 24 * done // self.total
+        end = "\033[K" if self.terminal else "\n"
+        print(f"{chr(13) if self.terminal else ''}{self.label} [{'#' * filled}"
+              f"{' ' * (24 - filled)}] {done}/{self.total}  {status}", end=end, flush=True)
+
+    def finish(self, status):
+        if self.terminal:
+            self.update(self.total, status, force=True)
+            print()
+        else:
+            print(f"{self.label} done: {status}", flush=True)
+
+
+def make_optimizer(name, model, lr):
+    if name == "adam":
+        return wick.optim.Adam(model.parameters(), lr=lr)
+    if name == "adamw":
+        return wick.optim.AdamW(model.parameters(), lr=lr)
+    if name == "sgd":
+        return wick.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    raise SystemExit(f"[train_mnist] --optimizer must be adam, adamw or sgd; got '{name}'")
+
+
+def train_epoch(model, optimizer, loader, epoch, epochs):
+    model.train()
+    bar = ProgressBar(f"epoch {epoch}/{epochs}", len(loader))
+    start = time.perf_counter()
+    loss_sum, correct, seen = 0.0, 0, 0
+    for batch, (images, labels) in enumerate(loader, 1):
+        logits = model(images)
+        loss = F.cross_entropy(logits, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        n = labels.shape[0]
+        loss_sum += loss.item() * n
+        correct += (logits.argmax(1) == labels).sum().item()
+        seen += n
+        seconds = time.perf_counter() - start
+        bar.update(batch, f"loss {loss_sum / seen:.4f}  acc {100 * correct / seen:5.1f}%  "
+                          f"{seen / seconds:6.0f} samples/s")
+    seconds = time.perf_counter() - start
+    result = {"loss": loss_sum / seen, "accuracy": correct / seen, "seconds": seconds,
+              "samples_per_second": seen / seconds}
+    bar.finish(f"loss {result['loss']:.4f}  acc {100 * result['accuracy']:5.1f}%  "
+               f"{result['samples_per_second']:6.0f} samples/s")
+    return result
+
+
+@wick.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    loss_sum, correct, seen = 0.0, 0, 0
+    for images, labels in loader:
+        logits = model(images)
+        loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+        correct += (logits.argmax(1) == labels).sum().item()
+        seen += labels.shape[0]
+    return {"loss": loss_sum / seen, "accuracy": correct / seen}
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Train an MLP or a CNN on MNIST digits with "
+                                                 "wick, from Python.")
+    parser.add_argument("--model", default="cnn", choices=["mlp", "cnn"],
+                        help="mlp (784-256-10) or cnn (the classic two-conv network)")
+    parser.add_argument("--epochs", type=int, default=3, help="epochs to train")
+    parser.add_argument("--batch-size", type=int, default=64, help="examples per batch")
+    parser.add_argument("--lr", type=float, default=0.001, help="learning rate")
+    parser.add_argument("--optimizer", default="adam", help="adam, adamw or sgd (momentum 0.9)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="data-loader worker threads (0: load in the training thread)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed for initialisation, shuffling and dropout")
+    parser.add_argument("--data", default=os.path.join(ROOT, "assets", "mnist"),
+                        help="folder with MNIST IDX files (raw or .gz)")
+    parser.add_argument("--save", default="", help="write a training checkpoint (model, "
+                        "optimizer, epoch; safetensors) here after every epoch")
+    parser.add_argument("--resume", default="", help="continue from a checkpoint of --save")
+    parser.add_argument("--metrics", default="runs/mnist_metrics_py.csv",
+                        help="per-epoch metrics CSV")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads for the kernels (0: all cores)")
+    parser.add_argument("--json", type=int, default=0,
+                        help="1: end with one JSON line of results (as the C++ example)")
+    args = parser.parse_args()
+    if args.epochs <= 0 or args.batch_size <= 0:
+        raise SystemExit("[train_mnist] --epochs and --batch-size must be positive")
+    if args.threads > 0:
+        wick.set_num_threads(args.threads)
+
+    wick.manual_seed(args.seed)
+    model = MLP() if args.model == "mlp" else CNN()
+    optimizer = make_optimizer(args.optimizer, model, args.lr)
+    first_epoch = 1
+    if args.resume:
+        checkpoint = wick.load(args.resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        first_epoch = checkpoint["epoch"] + 1
+        print(f"resumed from {args.resume} after epoch {checkpoint['epoch']}")
+
+    normalize = transforms.Compose([transforms.ToTensor(),
+                                    transforms.Normalize((0.1307,), (0.3081,))])
+    train_set = datasets.MNIST(args.data, train=True, transform=normalize)
+    test_set = datasets.MNIST(args.data, train=False, transform=normalize)
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
+                              num_workers=args.workers)
+    test_loader = DataLoader(test_set, batch_size=500, num_workers=args.workers)
+
+    parameters = sum(p.numel() for p in model.parameters())
+    print(f"{model}\n{parameters} parameters; {len(train_set)} training and {len(test_set)} "
+          f"test digits from {args.data}; {args.workers} workers")
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.metrics)), exist_ok=True)
+    columns = ["epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy",
+               "samples_per_second", "seconds", "loader_wait_seconds"]
+    start = time.perf_counter()
+    total_samples, total_seconds, total_wait = 0.0, 1e-9, 0.0
+    test = {"accuracy": 0.0}
+    with open(args.metrics, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for epoch in range(first_epoch, args.epochs + 1):
+            train = train_epoch(model, optimizer, train_loader, epoch, args.epochs)
+            stats = train_loader.stats() if hasattr(train_loader, "stats") else None
+            wait = stats["epoch"]["wait_seconds"] if stats else 0.0
+            test = evaluate(model, test_loader)
+            print(f"  test: loss {test['loss']:.4f}  accuracy {100 * test['accuracy']:.2f}%  "
+                  f"(loader wait {wait:.2f} s of {train['seconds']:.2f} s)")
+            writer.writerow([epoch, f"{train['loss']:.6g}", f"{train['accuracy']:.6g}",
+                             f"{test['loss']:.6g}", f"{test['accuracy']:.6g}",
+                             f"{train['samples_per_second']:.6g}", f"{train['seconds']:.6g}",
+                             f"{wait:.6g}"])
+            f.flush()
+            total_samples += train["samples_per_second"] * train["seconds"]
+            total_seconds += train["seconds"]
+            total_wait += wait
+            if args.save:
+                wick.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                           "epoch": epoch}, args.save)
+    seconds = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"summary: {args.model}, {args.epochs} epochs, test accuracy "
+          f"{100 * test['accuracy']:.2f}%, {seconds:.1f} s ({total_samples / total_seconds:.0f} "
+          f"training samples/s, loader wait {total_wait:.2f} s), peak RSS {peak_mib:.1f} MiB")
+    print(f"metrics: {args.metrics}")
+    if args.json:
+        print(json.dumps({"framework": "wick-python", "model": args.model,
+                          "samples_per_second": round(total_samples / max(total_seconds, 1e-9), 1),
+                          "threads": wick.get_num_threads(), "peak_rss_mib": round(peak_mib, 1),
+                          "test_accuracy": round(test["accuracy"], 4)}))
+
+
+if __name__ == "__main__":
+    main()

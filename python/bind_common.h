@@ -1,0 +1,96 @@
+// What every bind_<area>.cpp shares: the init functions module.cpp calls, and the conversions
+// between Python values and wick's C++ types (dtypes, devices, shapes, scalars, dims, tensors
+// that may be None).
+//
+// Note [GIL rules]
+// The extension holds the GIL whenever it touches a Python object. It releases it only around
+// long C++ work that never calls back into Python unguarded - backward(), autograd.grad() and
+// waiting for a C++ DataLoader batch - so other Python threads (a Python DataLoader's workers)
+// can run meanwhile. Anything C++ may call while the GIL is released - a tensor hook, a borrowed
+// NumPy array's release function - acquires it first (py::gil_scoped_acquire), and every Python
+// object stored inside a C++ std::function is released with the GIL held (PyCallback below).
+// Small ops keep the GIL: releasing and re-taking it would cost more than the op.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wick.h"
+
+namespace wick::python {
+
+namespace py = pybind11;
+
+// ---- init functions, one per bind_<area>.cpp (module.cpp calls them in this order) ----
+void init_types(py::module_& m);       // bind_types.cpp: dtype, device, errors, Size hook
+void init_tensor(py::module_& m);      // bind_tensor.cpp: the Tensor class and its metadata
+void init_tensor_ops(py::module_& m);  // bind_tensor_ops.cpp: elementwise math and operators
+void init_shape_ops(py::module_& m);   // bind_shape_ops.cpp: shapes, reductions, matmul, index
+void init_indexing(py::module_& m);    // bind_indexing.cpp: __getitem__ / __setitem__
+void init_creation(py::module_& m);    // bind_creation.cpp: tensor(), zeros(), ..., tolist()
+void init_interop(py::module_& m);     // bind_interop.cpp: NumPy and DLPack
+void init_autograd(py::module_& m);    // bind_autograd.cpp
+void init_nn(py::module_& m);          // bind_nn.cpp: functional, init, clip_grad, save/load
+void init_optim(py::module_& m);       // bind_optim.cpp
+void init_data(py::module_& m);        // bind_data.cpp
+
+// ---- conversions ----
+
+// The Python object for a dtype: one object per dtype, so `x.dtype is wick.float32` holds.
+py::object dtype_object(DType dtype);
+// A wick.dtype, a NumPy dtype or type, or Python's bool/int/float (float means float64, as in
+// PyTorch's dtype=float). TypeError for anything else.
+DType to_dtype(py::handle h);
+std::optional<DType> to_optional_dtype(py::handle h);  // None -> nullopt
+// A wick.device, "cpu", "cuda", "cuda:1", or an int (a CUDA index).
+Device to_device(py::handle h);
+
+// A Python bool, int or float (or a NumPy scalar); false when `h` is none of these.
+bool try_scalar(py::handle h, Scalar& out);
+Scalar to_scalar(py::handle h, const char* what);
+
+// The Tensor inside `h`, or nullptr when `h` is not a wick.Tensor. Valid while `h` lives.
+const Tensor* try_tensor(py::handle h);
+const Tensor& to_tensor(py::handle h, const char* what);
+
+// A wick.Tensor for `t`, or None when t is undefined (no gradient, no grad_fn, no bias).
+py::object wrap(Tensor t);
+// An optional tensor argument: None -> undefined Tensor.
+Tensor optional_tensor(py::handle h, const char* what);
+
+// A shape from `zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])` or `zeros(wick.Size(...))`:
+// `args` is the positional arguments. Negative sizes and element counts that overflow raise
+// ValueError. `allow_minus_one` lets one -1 through (reshape, view, expand).
+Shape shape_from_args(const py::args& args, const char* op, bool allow_minus_one = false);
+Shape to_shape(py::handle h, const char* op, bool allow_minus_one = false);
+// A dim argument: None (all dims, empty list), an int, or a tuple/list of ints.
+DimList to_dims(py::handle h);
+// An int or a (h, w) pair for conv and pooling arguments.
+Pair2 to_pair(py::handle h, const char* what);
+
+// A tuple-like wick.Size for a shape (the class is set by wick/__init__.py; a plain tuple
+// before that).
+py::object size_object(const Shape& shape);
+void set_size_class(py::object cls);
+
+// A Python callable kept inside a C++ std::function: called and destroyed with the GIL held
+// (Note [GIL rules]).
+class PyCallback {
+ public:
+  explicit PyCallback(py::function fn);
+  PyCallback(const PyCallback& other);
+  PyCallback& operator=(const PyCallback&) = delete;
+  ~PyCallback();
+  py::object call(py::handle arg) const;  // acquires the GIL
+
+ private:
+  PyObject* fn_;
+};
+
+// Python float / int / bool for a one-element tensor's value, by its dtype.
+py::object scalar_to_python(const Tensor& t);
+
+}  // namespace wick::python

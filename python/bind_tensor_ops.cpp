@@ -1,0 +1,461 @@
+// Elementwise math as Tensor methods, as wick.* functions and as Python operators:
+// + - * / ** @, unary minus, comparisons, their reflected forms with Python numbers, and the
+// in-place forms (add_, x += y, ...).
+//
+// Note [fast operator path]
+// `a + b` is the most frequent call from Python, so the operators take the other operand as a
+// py::handle and test it directly (a wick.Tensor? a Python number?) instead of letting pybind11
+// try overloads one by one; what is neither returns NotImplemented, so Python can try the other
+// operand's reflected method (NumPy arrays, custom classes). Each op is one lambda, bound both as
+// a method and as a module function, so the two forms cannot drift apart.
+#include <pybind11/stl.h>
+
+#include "python/bind_common.h"
+
+namespace wick::python {
+
+namespace {
+
+using TensorTensor = Tensor (*)(const Tensor&, const Tensor&);
+using TensorScalar = Tensor (*)(const Tensor&, const Scalar&);
+
+py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
+
+// A 0-d tensor holding `s` with the dtype it takes next to `like` (PyTorch's scalar promotion).
+Tensor scalar_like(const Scalar& s, const Tensor& like) {
+  return scalar_tensor(
+      s, TensorOptions(promote_with_scalar(like.dtype(), s.kind())).with_device(like.device()));
+}
+
+// Tensor op (Tensor or number), or NotImplemented (operators) / TypeError (methods).
+template <TensorTensor FT, TensorScalar FS>
+py::object binary_op(const Tensor& a, py::handle b) {
+  if (const Tensor* t = try_tensor(b)) return py::cast(FT(a, *t));
+  Scalar s;
+  if (try_scalar(b, s)) return py::cast(FS(a, s));
+  return not_implemented();
+}
+
+// The reflected form (`2 - x`, or `t - p` when p is a Parameter, a Tensor subclass, whose
+// reflected method Python tries first): a tensor operand goes on the left.
+template <TensorTensor FT, TensorScalar FS>
+py::object reflected_op(const Tensor& a, py::handle b) {
+  if (const Tensor* t = try_tensor(b)) return py::cast(FT(*t, a));
+  Scalar s;
+  if (try_scalar(b, s)) return py::cast(FS(a, s));
+  return not_implemented();
+}
+
+template <TensorTensor FT, TensorScalar FS>
+Tensor binary_method(const Tensor& a, py::handle b) {
+  if (const Tensor* t = try_tensor(b)) return FT(a, *t);
+  return FS(a, to_scalar(b, "other"));
+}
+
+Tensor pow_ts(const Tensor& a, const Scalar& s) { return pow(a, s); }
+Tensor pow_tt(const Tensor& a, const Tensor& b) { return pow(a, b); }
+Tensor rsub_ts(const Tensor& a, const Scalar& s) { return s - a; }
+Tensor rdiv_ts(const Tensor& a, const Scalar& s) { return s / a; }
+Tensor rpow_ts(const Tensor& a, const Scalar& s) { return pow(scalar_like(s, a), a); }
+Tensor maximum_ts(const Tensor& a, const Scalar& s) { return maximum(a, scalar_like(s, a)); }
+Tensor minimum_ts(const Tensor& a, const Scalar& s) { return minimum(a, scalar_like(s, a)); }
+Tensor land_ts(const Tensor& a, const Scalar& s) { return logical_and(a, scalar_like(s, a)); }
+Tensor lor_ts(const Tensor& a, const Scalar& s) { return logical_or(a, scalar_like(s, a)); }
+Tensor add_tt(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor add_ts(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor sub_tt(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor sub_ts(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor mul_tt(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor mul_ts(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor div_tt(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor div_ts(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor eq_tt(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor eq_ts(const Tensor& a, const Scalar& b) { return eq(a, b); }
+Tensor ne_tt(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor ne_ts(const Tensor& a, const Scalar& b) { return ne(a, b); }
+Tensor lt_tt(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor lt_ts(const Tensor& a, const Scalar& b) { return lt(a, b); }
+Tensor le_tt(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor le_ts(const Tensor& a, const Scalar& b) { return le(a, b); }
+Tensor gt_tt(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor gt_ts(const Tensor& a, const Scalar& b) { return gt(a, b); }
+Tensor ge_tt(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor ge_ts(const Tensor& a, const Scalar& b) { return ge(a, b); }
+Tensor max_tt(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+Tensor min_tt(const Tensor& a, const Tensor& b) { return minimum(a, b); }
+Tensor land_tt(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
+Tensor lor_tt(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
+
+// `other * alpha` for add/sub's alpha argument.
+Tensor scaled(const Tensor& a, py::handle other, const Scalar& alpha, bool subtract) {
+  bool unit = alpha.to_double() == 1.0;
+  if (const Tensor* t = try_tensor(other)) {
+    Tensor b = unit ? *t : *t * alpha;
+    return subtract ? a - b : a + b;
+  }
+  Scalar s = to_scalar(other, "other");
+  if (!unit) s = Scalar(s.to_double() * alpha.to_double());
+  return subtract ? a - s : a + s;
+}
+
+// Writes `result` into `self` (Tensor::copy_, which bumps the version and rebases autograd
+// history) after checking that its dtype can be stored there, as PyTorch's in-place ops do.
+py::object assign(py::object self, const Tensor& result, const char* op) {
+  Tensor& t = self.cast<Tensor&>();
+  check_type(is_floating(t.dtype()) || !is_floating(result.dtype()), op, "result type ",
+             result.dtype(), " can't be cast to the desired output type ", t.dtype());
+  t.copy_(result);
+  return self;
+}
+
+template <class F, class... Extra>
+void bind_both(py::class_<Tensor>& cls, py::module_& m, const char* name, F f,
+               const Extra&... extra) {
+  cls.def(name, f, extra...);
+  m.def(name, f, py::arg("input"), extra...);
+}
+
+Tensor clamp_any(const Tensor& x, py::handle lo, py::handle hi) {
+  if (lo.is_none() && hi.is_none()) throw py::value_error("clamp: at least one of min or max");
+  const Tensor* tlo = try_tensor(lo);
+  const Tensor* thi = try_tensor(hi);
+  if (tlo != nullptr || thi != nullptr) {  // tensor bounds: maximum / minimum, broadcasting
+    Tensor out = x;
+    if (!lo.is_none()) out = tlo ? maximum(out, *tlo) : maximum_ts(out, to_scalar(lo, "min"));
+    if (!hi.is_none()) out = thi ? minimum(out, *thi) : minimum_ts(out, to_scalar(hi, "max"));
+    return out;
+  }
+  if (lo.is_none()) return clamp_max(x, to_scalar(hi, "max"));
+  if (hi.is_none()) return clamp_min(x, to_scalar(lo, "min"));
+  return clamp(x, to_scalar(lo, "min"), to_scalar(hi, "max"));
+}
+
+Tensor where_any(const Tensor& cond, py::handle a, py::handle b) {
+  const Tensor* ta = try_tensor(a);
+  const Tensor* tb = try_tensor(b);
+  if (ta && tb) return where(cond, *ta, *tb);
+  if (ta) return where(cond, *ta, to_scalar(b, "other"));
+  if (tb) return where(cond, to_scalar(a, "input"), *tb);
+  Scalar sa = to_scalar(a, "input"), sb = to_scalar(b, "other");
+  DType dtype = promote_types(sa.default_dtype(), sb.default_dtype());
+  return where(cond, scalar_tensor(sa, dtype), scalar_tensor(sb, dtype));
+}
+
+void bind_operators(py::class_<Tensor>& cls) {
+  cls.def("__add__", &binary_op<add_tt, add_ts>)
+      .def("__radd__", &reflected_op<add_tt, add_ts>)
+      .def("__sub__", &binary_op<sub_tt, sub_ts>)
+      .def("__rsub__", &reflected_op<sub_tt, rsub_ts>)
+      .def("__mul__", &binary_op<mul_tt, mul_ts>)
+      .def("__rmul__", &reflected_op<mul_tt, mul_ts>)
+      .def("__truediv__", &binary_op<div_tt, div_ts>)
+      .def("__rtruediv__", &reflected_op<div_tt, rdiv_ts>)
+      .def("__pow__", &binary_op<pow_tt, pow_ts>)
+      .def("__rpow__", &reflected_op<pow_tt, rpow_ts>)
+      .def("__matmul__",
+           [](const Tensor& a, py::handle b) -> py::object {
+             if (const Tensor* t = try_tensor(b)) return py::cast(matmul(a, *t));
+             return not_implemented();
+           })
+      .def("__rmatmul__",
+           [](const Tensor& a, py::handle b) -> py::object {
+             if (const Tensor* t = try_tensor(b)) return py::cast(matmul(*t, a));
+             return not_implemented();
+           })
+      .def("__neg__", [](const Tensor& a) { return neg(a); })
+      .def("__pos__", [](const Tensor& a) { return a; })
+      .def("__abs__", [](const Tensor& a) { return abs(a); })
+      .def("__invert__",
+           [](const Tensor& a) {
+             check_type(a.dtype() == kBool, "invert", "~ is only supported on bool tensors here");
+             return logical_not(a);
+           })
+      .def("__and__", &binary_op<land_tt, land_ts>)
+      .def("__or__", &binary_op<lor_tt, lor_ts>)
+      .def("__eq__", &binary_op<eq_tt, eq_ts>)
+      .def("__ne__", &binary_op<ne_tt, ne_ts>)
+      .def("__lt__", &binary_op<lt_tt, lt_ts>)
+      .def("__le__", &binary_op<le_tt, le_ts>)
+      .def("__gt__", &binary_op<gt_tt, gt_ts>)
+      .def("__ge__", &binary_op<ge_tt, ge_ts>);
+
+  // In place: `x += y` keeps x's identity (add_ and mul_ have kernels that write in place).
+  cls.def("__iadd__",
+          [](py::object self, py::handle b) -> py::object {
+            Tensor& t = self.cast<Tensor&>();
+            if (const Tensor* o = try_tensor(b)) {
+              t.add_(*o);
+            } else {
+              Scalar s;
+              if (!try_scalar(b, s)) return not_implemented();
+              t.add_(s);
+            }
+            return self;
+          })
+      .def("__isub__",
+           [](py::object self, py::handle b) -> py::object {
+             Tensor& t = self.cast<Tensor&>();
+             if (const Tensor* o = try_tensor(b)) {
+               t.sub_(*o);
+             } else {
+               Scalar s;
+               if (!try_scalar(b, s)) return not_implemented();
+               t.add_(s.is_floating() ? Scalar(-s.to_double()) : Scalar(-s.to_int()));
+             }
+             return self;
+           })
+      .def("__imul__",
+           [](py::object self, py::handle b) -> py::object {
+             Tensor& t = self.cast<Tensor&>();
+             if (const Tensor* o = try_tensor(b)) {
+               t.mul_(*o);
+             } else {
+               Scalar s;
+               if (!try_scalar(b, s)) return not_implemented();
+               t.mul_(s);
+             }
+             return self;
+           })
+      .def("__itruediv__",
+           [](py::object self, py::handle b) -> py::object {
+             const Tensor& t = self.cast<const Tensor&>();
+             return assign(self, binary_method<div_tt, div_ts>(t, b), "div_");
+           })
+      .def("__ipow__", [](py::object self, py::handle b) -> py::object {
+        const Tensor& t = self.cast<const Tensor&>();
+        return assign(self, binary_method<pow_tt, pow_ts>(t, b), "pow_");
+      });
+}
+
+void bind_inplace(py::class_<Tensor>& cls) {
+  auto self_arg = [](py::object self) -> Tensor& { return self.cast<Tensor&>(); };
+  cls.def(
+         "add_",
+         [self_arg](py::object self, py::handle other, py::handle alpha) {
+           Tensor& t = self_arg(self);
+           if (const Tensor* o = try_tensor(other); o && alpha.is_none()) {
+             t.add_(*o);
+             return self;
+           }
+           return assign(self,
+                         scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), false),
+                         "add_");
+         },
+         py::arg("other"), py::kw_only(), py::arg("alpha") = py::none())
+      .def(
+          "sub_",
+          [self_arg](py::object self, py::handle other, py::handle alpha) {
+            Tensor& t = self_arg(self);
+            if (const Tensor* o = try_tensor(other); o && alpha.is_none()) {
+              t.sub_(*o);
+              return self;
+            }
+            return assign(self,
+                          scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), true),
+                          "sub_");
+          },
+          py::arg("other"), py::kw_only(), py::arg("alpha") = py::none())
+      .def(
+          "mul_",
+          [self_arg](py::object self, py::handle other) {
+            Tensor& t = self_arg(self);
+            if (const Tensor* o = try_tensor(other)) {
+              t.mul_(*o);
+            } else {
+              t.mul_(to_scalar(other, "other"));
+            }
+            return self;
+          },
+          py::arg("other"))
+      .def(
+          "div_",
+          [](py::object self, py::handle other) {
+            return assign(self, binary_method<div_tt, div_ts>(self.cast<const Tensor&>(), other),
+                          "div_");
+          },
+          py::arg("other"))
+      .def(
+          "pow_",
+          [](py::object self, py::handle e) {
+            return assign(self, binary_method<pow_tt, pow_ts>(self.cast<const Tensor&>(), e),
+                          "pow_");
+          },
+          py::arg("exponent"))
+      .def("zero_",
+           [self_arg](py::object self) {
+             self_arg(self).zero_();
+             return self;
+           })
+      .def(
+          "fill_",
+          [self_arg](py::object self, py::handle value) {
+            self_arg(self).fill_(to_scalar(value, "value"));
+            return self;
+          },
+          py::arg("value"))
+      .def(
+          "copy_",
+          [self_arg](py::object self, const Tensor& src, bool) {
+            self_arg(self).copy_(src);
+            return self;
+          },
+          py::arg("src"), py::arg("non_blocking") = false)
+      .def(
+          "clamp_",
+          [](py::object self, py::handle lo, py::handle hi) {
+            return assign(self, clamp_any(self.cast<const Tensor&>(), lo, hi), "clamp_");
+          },
+          py::arg("min") = py::none(), py::arg("max") = py::none())
+      .def(
+          "masked_fill_",
+          [](py::object self, const Tensor& mask, py::handle value) {
+            const Tensor& t = self.cast<const Tensor&>();
+            return assign(self, masked_fill(t, mask, to_scalar(value, "value")), "masked_fill_");
+          },
+          py::arg("mask"), py::arg("value"))
+      .def(
+          "uniform_",
+          [](py::object self, double from, double to) {
+            Tensor& t = self.cast<Tensor&>();
+            NoGradGuard no_grad;
+            t.copy_(rand(t.shape(), TensorOptions(t.dtype()).with_device(t.device())) *
+                        (to - from) +
+                    from);
+            return self;
+          },
+          py::arg("from") = 0.0, py::arg("to") = 1.0)
+      .def(
+          "normal_",
+          [](py::object self, double mean, double std) {
+            Tensor& t = self.cast<Tensor&>();
+            NoGradGuard no_grad;
+            t.copy_(randn(t.shape(), TensorOptions(t.dtype()).with_device(t.device())) * std +
+                    mean);
+            return self;
+          },
+          py::arg("mean") = 0.0, py::arg("std") = 1.0);
+  // Unary in-place forms: computed out of place, then written back.
+  using Unary = Tensor (*)(const Tensor&);
+  const std::pair<const char*, Unary> unary[] = {
+      {"neg_", neg},   {"abs_", abs},   {"exp_", exp},         {"log_", log},
+      {"sqrt_", sqrt}, {"tanh_", tanh}, {"sigmoid_", sigmoid}, {"relu_", relu},
+  };
+  for (const auto& [name, fn] : unary) {
+    std::string op = name;
+    cls.def(name, [fn, op](py::object self) {
+      return assign(self, fn(self.cast<const Tensor&>()), op.c_str());
+    });
+  }
+}
+
+}  // namespace
+
+void init_tensor_ops(py::module_& m) {
+  auto cls = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  bind_operators(cls);
+  bind_inplace(cls);
+
+  // ---- unary math ----
+  using Unary = Tensor (*)(const Tensor&);
+  const std::pair<const char*, Unary> unary[] = {
+      {"neg", neg},
+      {"negative", neg},
+      {"abs", abs},
+      {"exp", exp},
+      {"log", log},
+      {"sqrt", sqrt},
+      {"rsqrt", rsqrt},
+      {"sin", sin},
+      {"cos", cos},
+      {"tanh", tanh},
+      {"sigmoid", sigmoid},
+      {"relu", relu},
+      {"logical_not", logical_not},
+  };
+  for (const auto& [name, fn] : unary) bind_both(cls, m, name, fn);
+  bind_both(cls, m, "square", [](const Tensor& x) { return x * x; });
+  bind_both(cls, m, "reciprocal", [](const Tensor& x) { return 1.0 / x; });
+  bind_both(cls, m, "log1p", [](const Tensor& x) { return log(x + 1.0); });
+
+  // ---- binary math (tensor or number) ----
+  bind_both(
+      cls, m, "add",
+      [](const Tensor& a, py::handle b, py::handle alpha) {
+        return scaled(a, b, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), false);
+      },
+      py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  bind_both(
+      cls, m, "sub",
+      [](const Tensor& a, py::handle b, py::handle alpha) {
+        return scaled(a, b, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), true);
+      },
+      py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  bind_both(cls, m, "mul", &binary_method<mul_tt, mul_ts>, py::arg("other"));
+  bind_both(cls, m, "multiply", &binary_method<mul_tt, mul_ts>, py::arg("other"));
+  bind_both(
+      cls, m, "div",
+      [](const Tensor& a, py::handle b, py::handle rounding_mode) {
+        if (!rounding_mode.is_none()) throw py::value_error("div: rounding_mode is not supported");
+        return binary_method<div_tt, div_ts>(a, b);
+      },
+      py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  bind_both(cls, m, "true_divide", &binary_method<div_tt, div_ts>, py::arg("other"));
+  bind_both(cls, m, "pow", &binary_method<pow_tt, pow_ts>, py::arg("exponent"));
+  bind_both(cls, m, "maximum", &binary_method<max_tt, maximum_ts>, py::arg("other"));
+  bind_both(cls, m, "minimum", &binary_method<min_tt, minimum_ts>, py::arg("other"));
+  bind_both(cls, m, "eq", &binary_method<eq_tt, eq_ts>, py::arg("other"));
+  bind_both(cls, m, "ne", &binary_method<ne_tt, ne_ts>, py::arg("other"));
+  bind_both(cls, m, "lt", &binary_method<lt_tt, lt_ts>, py::arg("other"));
+  bind_both(cls, m, "le", &binary_method<le_tt, le_ts>, py::arg("other"));
+  bind_both(cls, m, "gt", &binary_method<gt_tt, gt_ts>, py::arg("other"));
+  bind_both(cls, m, "ge", &binary_method<ge_tt, ge_ts>, py::arg("other"));
+  bind_both(cls, m, "logical_and", &binary_method<land_tt, land_ts>, py::arg("other"));
+  bind_both(cls, m, "logical_or", &binary_method<lor_tt, lor_ts>, py::arg("other"));
+  bind_both(
+      cls, m, "equal",
+      [](const Tensor& a, const Tensor& b) {
+        return a.shape() == b.shape() &&
+               (a.numel() == 0 || logical_not(eq(a, b)).sum().item<int64_t>() == 0);
+      },
+      py::arg("other"));
+  bind_both(
+      cls, m, "allclose",
+      [](const Tensor& a, const Tensor& b, double rtol, double atol) {
+        Tensor diff = abs(a.to(kFloat64) - b.to(kFloat64));
+        Tensor bound = abs(b.to(kFloat64)) * rtol + atol;
+        return (diff > bound).sum().item<int64_t>() == 0;
+      },
+      py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8);
+  bind_both(cls, m, "clamp", &clamp_any, py::arg("min") = py::none(), py::arg("max") = py::none());
+  bind_both(cls, m, "clip", &clamp_any, py::arg("min") = py::none(), py::arg("max") = py::none());
+  bind_both(
+      cls, m, "clamp_min",
+      [](const Tensor& x, py::handle lo) { return clamp_any(x, lo, py::none()); }, py::arg("min"));
+  bind_both(
+      cls, m, "clamp_max",
+      [](const Tensor& x, py::handle hi) { return clamp_any(x, py::none(), hi); }, py::arg("max"));
+  bind_both(
+      cls, m, "masked_fill",
+      [](const Tensor& x, const Tensor& mask, py::handle value) {
+        return masked_fill(x, mask, to_scalar(value, "value"));
+      },
+      py::arg("mask"), py::arg("value"));
+  // x.where(condition, y) is where(condition, x, y).
+  cls.def(
+      "where", [](py::handle x, const Tensor& cond, py::handle y) { return where_any(cond, x, y); },
+      py::arg("condition"), py::arg("other"));
+  m.def(
+      "where",
+      [](const Tensor& cond, py::handle x, py::handle y) -> py::object {
+        if (x.is_none() && y.is_none()) {
+          Tensor nz = nonzero(cond);
+          py::tuple out(nz.size(1));
+          for (int64_t d = 0; d < nz.size(1); ++d) out[d] = py::cast(nz.select(1, d));
+          return std::move(out);
+        }
+        return py::cast(where_any(cond, x, y));
+      },
+      py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
+}
+
+}  // namespace wick::python

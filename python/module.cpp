@@ -1,0 +1,35 @@
+// wick._C: the extension module. It only calls each area's init function (bind_<area>.cpp), in
+// dependency order: types first (dtype, device, errors), then the Tensor class, then everything
+// that takes or returns tensors.
+#include <omp.h>
+
+#include "cuda/api.h"
+#include "python/bind_common.h"
+
+PYBIND11_MODULE(_C, m) {
+  using namespace wick::python;
+  m.doc() = "wick's C++ core: tensors, autograd, layers, optimizers and data loading";
+  init_types(m);
+  init_tensor(m);
+  init_tensor_ops(m);
+  init_shape_ops(m);
+  init_indexing(m);
+  init_creation(m);
+  init_interop(m);
+  init_autograd(m);
+  init_nn(m);
+  init_optim(m);
+  init_data(m);
+
+  // Threads and devices, small enough to live here.
+  m.def("get_num_threads", []() { return omp_get_max_threads(); });
+  m.def(
+      "set_num_threads",
+      [](int n) {
+        wick::check_value(n > 0, "set_num_threads", "expected a positive number; got ", n);
+        omp_set_num_threads(n);
+      },
+      py::arg("num"));
+  m.def("_cuda_is_available", []() { return wick::cuda::is_available(); });
+  m.def("_cuda_device_count", []() { return wick::cuda::device_count(); });
+}

@@ -1,0 +1,146 @@
+"""wick.nn.functional: the layers and losses as functions, with PyTorch's signatures
+(torch.nn.functional). The math is C++ (wick._C._nn, nn/functional.h and core/ops/nn.h); the
+hot ones are the C++ functions themselves, the rest are thin wrappers that accept PyTorch's
+full argument lists (legacy size_average/reduce included) and add what the C++ layer leaves to
+composition: class weights, probability targets."""
+
+from wick import _C
+
+_nn = _C._nn
+
+# ---- bound with PyTorch's signatures in C++ ----
+linear = _nn.linear
+relu = _nn.relu
+silu = _nn.silu
+leaky_relu = _nn.leaky_relu
+gelu = _nn.gelu
+conv2d = _nn.conv2d
+avg_pool2d = _nn.avg_pool2d
+adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
+layer_norm = _nn.layer_norm
+dropout = _nn.dropout
+one_hot = _nn.one_hot
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def relu6(input, inplace=False):
+    return input.clamp(0, 6)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _nn.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode,
+                          return_indices)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    return _nn.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                          eps)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise ValueError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    return _nn.embedding(input, weight, padding_idx)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        raise ValueError("softmax: pass dim explicitly (implicit dim choice is deprecated)")
+    return input.softmax(dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        raise ValueError("log_softmax: pass dim explicitly (implicit dim choice is deprecated)")
+    return input.log_softmax(dim, dtype)
+
+
+# ---- losses ----
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's deprecated size_average/reduce arguments, mapped to reduction."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _class_weighted_nll(logp, target, weight, ignore_index, reduction):
+    """nll_loss with per-class weights: the weighted mean divides by the targets' weights."""
+    valid = target != ignore_index
+    safe = target.masked_fill(valid.logical_not(), 0)
+    picked = -logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = weight.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)) * valid
+    loss = picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if target.is_floating_point():  # class probabilities, same shape as input
+        logp = input.log_softmax(1 if input.dim() > 1 else 0)
+        if label_smoothing > 0:
+            n = input.shape[1 if input.dim() > 1 else 0]
+            target = target * (1 - label_smoothing) + label_smoothing / n
+        if weight is not None:
+            shape = [1] * input.dim()
+            shape[1 if input.dim() > 1 else 0] = -1
+            logp = logp * weight.reshape(shape)
+        loss = -(logp * target).sum(1 if input.dim() > 1 else 0)
+        return _reduce(loss, reduction)
+    if weight is not None:
+        if label_smoothing != 0:
+            raise ValueError("cross_entropy: weight with label_smoothing is not supported")
+        return _class_weighted_nll(input.log_softmax(1), target, weight, ignore_index, reduction)
+    return _nn.cross_entropy(input, target, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _class_weighted_nll(input, target, weight, ignore_index, reduction)
+    return _nn.nll_loss(input, target, ignore_index, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _nn.mse_loss(input, target, _legacy_reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _nn.l1_loss(input, target, _legacy_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is None:
+        return _nn.binary_cross_entropy_with_logits(input, target, reduction, pos_weight)
+    loss = _nn.binary_cross_entropy_with_logits(input, target, "none", pos_weight) * weight
+    return _reduce(loss, reduction)

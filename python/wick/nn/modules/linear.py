@@ -1,0 +1,46 @@
+"""Identity, Linear and Bilinear-free basics: y = x W^T + b (the math is F.linear, in C++)."""
+
+import math
+
+import wick
+from wick.nn import functional as F
+from wick.nn import init
+from wick.nn.modules.module import Module
+from wick.nn.parameter import Parameter
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b with W [out_features, in_features], initialised as PyTorch does (uniform in
+    +-1/sqrt(in_features) for W and b)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(wick.empty(out_features, in_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(wick.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")

@@ -1,0 +1,46 @@
+"""Embedding: a lookup table of vectors (F.embedding: index_select with autograd)."""
+
+import wick
+from wick.nn import functional as F
+from wick.nn import init
+from wick.nn.modules.module import Module
+from wick.nn.parameter import Parameter
+
+
+class Embedding(Module):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 device=None, dtype=None):
+        super().__init__()
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise ValueError("Embedding: max_norm, scale_grad_by_freq and sparse are not "
+                             "supported")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(wick.empty(num_embeddings, embedding_dim, device=device,
+                                               dtype=dtype))
+            self.reset_parameters()
+        else:
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with wick.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s

@@ -1,0 +1,145 @@
+"""Optimizer: PyTorch's interface over the C++ optimizers of nn/optim.h.
+
+param_groups is a list of plain dicts, as in PyTorch, and it is the source of truth: step()
+copies each group's numbers into the C++ optimizer first (Note [param_groups sync] in
+python/bind_optim.cpp), so `optimizer.param_groups[0]["lr"] = 0.01` takes effect at the next
+step. The update itself is one fused C++ kernel per parameter.
+"""
+
+from collections import OrderedDict
+
+from wick import _C
+
+_required = object()
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        if isinstance(params, _C.Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got a Tensor")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        self.param_groups = []
+        self._cpp = None
+        for g in groups:
+            self._add_group(g)
+        self._cpp = self._make_cpp([self._checked(g) for g in self.param_groups])
+
+    # ---- groups ----
+
+    def _add_group(self, group):
+        group = dict(group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, _C.Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, _C.Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, not {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for key, value in self.defaults.items():
+            if value is _required and key not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {key}")
+            group.setdefault(key, value)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+        return group
+
+    def add_param_group(self, param_group):
+        group = self._add_group(param_group)
+        self._cpp.add_param_group(self._checked(group))
+
+    def _checked(self, group):
+        """The group as the C++ side reads it; subclasses validate their options here."""
+        return group
+
+    def _sync(self):
+        cpp = self._cpp
+        for i, group in enumerate(self.param_groups):
+            cpp.set_group_options(i, self._checked(group))
+
+    # ---- the update ----
+
+    def zero_grad(self, set_to_none=True):
+        self._cpp.zero_grad(set_to_none)
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with _C_enable_grad():
+                loss = closure()
+        self._sync()
+        self._cpp.step()
+        return loss
+
+    # ---- state ----
+
+    def state_dict(self):
+        """{"state": {index: {name: tensor}}, "param_groups": [{options..., "params": [ids]}]},
+        PyTorch's layout (parameters numbered across groups in order)."""
+        self._sync()
+        flat = self._cpp.state_dict()
+        state = {}
+        for key, value in flat.items():
+            parts = key.split(".")
+            if parts[0] == "state":
+                state.setdefault(int(parts[1]), {})[".".join(parts[2:])] = value
+        groups, index = [], 0
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = list(range(index, index + len(g["params"])))
+            index += len(g["params"])
+            groups.append(packed)
+        return {"state": dict(sorted(state.items())), "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, saved in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        for mine, saved in zip(self.param_groups, groups):
+            for k, v in saved.items():
+                if k != "params":
+                    mine[k] = v
+        self._sync()
+        flat = OrderedDict((k, v) for k, v in self._cpp.state_dict().items()
+                           if not k.startswith("state."))
+        for index, entries in state_dict["state"].items():
+            for name, value in entries.items():
+                if not isinstance(value, _C.Tensor):
+                    value = _C.tensor(value, dtype=_C.float64)
+                if name == "step":
+                    value = value.to(_C.float64)
+                flat[f"state.{int(index)}.{name}"] = value
+        self._cpp.load_state_dict(flat)
+
+    @property
+    def state(self):
+        """Per-parameter state, keyed by parameter (a snapshot)."""
+        sd = self.state_dict()["state"]
+        params = [p for g in self.param_groups for p in g["params"]]
+        return {params[i]: s for i, s in sd.items()}
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(k for k in g if k != "params"):
+                lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _C_enable_grad():
+    from wick.autograd.grad_mode import enable_grad
+
+    return enable_grad()

@@ -1,0 +1,3 @@
+"""wick.utils: data loading (torch.utils)."""
+
+from wick.utils import data  # noqa: F401

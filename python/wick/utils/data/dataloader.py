@@ -1,0 +1,166 @@
+"""DataLoader: batches from a dataset (torch.utils.data.DataLoader).
+
+Two engines behind one class:
+  - the C++ DataLoader (data/dataloader.h) when the dataset is a built-in one backed by C++
+    (wick.datasets.MNIST / CIFAR10 with C++ transforms, a TensorDataset of two tensors) and no
+    Python sampler or collate_fn is given: worker threads build batches without the GIL, in
+    sampler order, with bounded prefetch;
+  - a Python loader for everything else: Python datasets, samplers and collate functions, with
+    num_workers threads prefetching batches in order (threads rather than processes: wick's ops
+    run in C++, and a worker's exception is re-raised at its batch, as PyTorch does).
+"""
+
+import collections.abc
+import threading
+import queue
+
+from wick import _C
+from wick.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def default_collate(batch):
+    """Stacks a list of examples into a batch: tensors are stacked along a new first dim,
+    numbers become tensors, and tuples, lists and dicts are collated element by element."""
+    elem = batch[0]
+    if isinstance(elem, _C.Tensor):
+        return _C.stack(batch, 0)
+    if isinstance(elem, bool):
+        return _C.tensor(batch, dtype=_C.bool)
+    if isinstance(elem, int):
+        return _C.tensor(batch, dtype=_C.int64)
+    if isinstance(elem, float):
+        return _C.tensor(batch, dtype=_C.float64)
+    if type(elem).__module__ == "numpy":
+        return _C.stack([_C.as_tensor(b) for b in batch], 0)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        return {key: default_collate([d[key] for d in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        if any(len(e) != len(elem) for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return [default_collate(list(s)) for s in zip(*batch)]
+    raise TypeError(f"default_collate: batch must contain tensors, numbers, dicts or lists; "
+                    f"found {type(elem).__name__}")
+
+
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
+                                          or drop_last):
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                             "shuffle, sampler, and drop_last")
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
+            raise ValueError(f"batch_size should be a positive integer; got {batch_size}")
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.drop_last = drop_last
+        self.pin_memory = pin_memory  # accepted; see Note [pin_memory] in data/dataloader.h
+        self.prefetch_factor = 2 if prefetch_factor is None else prefetch_factor
+        self.collate_fn = collate_fn if collate_fn is not None else default_collate
+        self.worker_init_fn = worker_init_fn
+        cpp_dataset = getattr(dataset, "_cpp", None)
+        self._cpp = None
+        if (cpp_dataset is not None and sampler is None and batch_sampler is None
+                and collate_fn is None and batch_size is not None):
+            seed = int(_C.randint(0, 2**62, (1,)).item())
+            self._cpp = _C._data.DataLoader(cpp_dataset, batch_size, bool(shuffle), num_workers,
+                                            self.prefetch_factor, drop_last, seed, pin_memory)
+            return
+        if batch_sampler is None:
+            if sampler is None:
+                sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
+            if batch_size is not None:
+                batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+
+    def __len__(self):
+        if self._cpp is not None:
+            return len(self._cpp)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)
+
+    def __iter__(self):
+        if self._cpp is not None:
+            return iter(self._cpp)
+        if self.batch_sampler is None:  # batch_size=None: examples one by one
+            return (self.collate_fn(self.dataset[i]) if self.collate_fn is not default_collate
+                    else self.dataset[i] for i in self.sampler)
+        if self.num_workers == 0:
+            return (self._fetch(indices) for indices in self.batch_sampler)
+        return self._threaded(iter(self.batch_sampler))
+
+    def stats(self):
+        """The C++ loader's counters (wait and work seconds, ...), or None for the Python one."""
+        return self._cpp.stats() if self._cpp is not None else None
+
+    def _fetch(self, indices):
+        return self.collate_fn([self.dataset[i] for i in indices])
+
+    def _threaded(self, batches):
+        """Batches built by num_workers threads, delivered in sampler order; at most
+        num_workers * prefetch_factor batches are in flight."""
+        tasks = queue.Queue()
+        results = {}
+        ready = threading.Condition()
+        stop = threading.Event()
+
+        def worker(worker_id):
+            if self.worker_init_fn is not None:
+                self.worker_init_fn(worker_id)
+            while not stop.is_set():
+                item = tasks.get()
+                if item is None:
+                    return
+                number, indices = item
+                try:
+                    result = (True, self._fetch(indices))
+                except BaseException as e:  # noqa: B902  re-raised in the consumer
+                    result = (False, e)
+                with ready:
+                    results[number] = result
+                    ready.notify_all()
+
+        threads = [threading.Thread(target=worker, args=(w,), daemon=True)
+                   for w in range(self.num_workers)]
+        for t in threads:
+            t.start()
+        window = self.num_workers * self.prefetch_factor
+        submitted = 0
+        exhausted = False
+        try:
+            delivered = 0
+            while True:
+                while not exhausted and submitted - delivered < window:
+                    indices = next(batches, None)
+                    if indices is None:
+                        exhausted = True
+                        break
+                    tasks.put((submitted, indices))
+                    submitted += 1
+                if delivered == submitted:
+                    return
+                with ready:
+                    while delivered not in results:
+                        ready.wait()
+                    ok, value = results.pop(delivered)
+                delivered += 1
+                if not ok:
+                    raise value
+                yield value
+        finally:
+            stop.set()
+            for _ in threads:
+                tasks.put(None)
