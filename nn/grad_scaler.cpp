@@ -40,8 +40,9 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
       check_type(g.dtype() != kFloat16, "GradScaler.unscale_",
                  "attempting to unscale float16 gradients; parameters must stay float32 (the "
                  "master weights) under autocast");
-      // x * 0 is 0 for finite x and nan for inf or nan.
-      if (!state.found_inf) state.found_inf = ((g * 0.0) != 0.0).sum().item<int64_t>() > 0;
+      // The sum (accumulated in float64, so finite float32 values cannot overflow it) is finite
+      // exactly when every element is: one pass, and no temporary the size of the gradient.
+      if (!state.found_inf) state.found_inf = !std::isfinite(g.sum().item<double>());
       g.mul_(inverse);
     }
   }

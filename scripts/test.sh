@@ -24,8 +24,8 @@ WICK_BUILD_DIR=build /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/pyt
 echo "== tests under ASan + UBSan"
 # Without CUDA: there is no GPU to sanitize, and the CUDA kernels would only double nvcc's time.
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-  -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_PYTHON=OFF -DWICK_BENCHMARKS=OFF -DWICK_EXAMPLES=OFF \
-  > /dev/null
+  -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_PYTHON=OFF -DWICK_DISTRIBUTED=OFF -DWICK_BENCHMARKS=OFF \
+  -DWICK_EXAMPLES=OFF > /dev/null
 cmake --build build-sanitize -j "$(nproc)" --target wick_tests
 ctest --test-dir build-sanitize --output-on-failure
 

@@ -8,6 +8,7 @@
 // and lets OpenMP threads take whole images, each running a single-threaded GEMM, with no
 // synchronisation inside the loop. Groups split C and O into independent slices.
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/cpu/gemm.h"
@@ -74,9 +75,10 @@ void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) 
 }
 
 // The adjoint of im2col: every column entry is added back to the input position it came from.
-template <class T>
-void col2im(const T* cols, const ConvShape& s, const Conv2dParams& p, T* image) {
-  std::fill(image, image + s.c * s.h * s.w, T(0));
+// Sums go into `image` of the accumulation type (float32 for the 16-bit types).
+template <class T, class Acc>
+void col2im(const T* cols, const ConvShape& s, const Conv2dParams& p, Acc* image) {
+  std::fill(image, image + s.c * s.h * s.w, Acc(0));
   const int64_t sw = p.stride[1];
   for (int64_t c = 0; c < s.c; ++c) {
     for (int64_t i = 0; i < s.kh; ++i) {
@@ -87,17 +89,14 @@ void col2im(const T* cols, const ConvShape& s, const Conv2dParams& p, T* image) 
         for (int64_t y = 0; y < s.oh; ++y) {
           int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
           if (iy < 0 || iy >= s.h) continue;
-          T* in = image + (c * s.h + iy) * s.w + tap;
+          Acc* in = image + (c * s.h + iy) * s.w + tap;
           const T* from = row + y * s.ow;
-          for (int64_t x = valid.lo; x < valid.hi; ++x) in[x * sw] += from[x];
+          for (int64_t x = valid.lo; x < valid.hi; ++x) in[x * sw] += Acc(from[x]);
         }
       }
     }
   }
 }
-
-// Float16 and BFloat16 convolve in float32, like their matmul.
-bool through_float(const Tensor& t) { return is_reduced_float(t.dtype()); }
 
 template <class T>
 void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& out,
@@ -116,12 +115,12 @@ void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
       im2col(x + n * s.c * s.h * s.w, s, p, cols.data());
       T* yn = y + n * s.o * L;
       for (int64_t k = 0; k < g; ++k) {
-        gemm<T>(og, L, kg, T(1), {w + k * og * kg, kg, 1}, {cols.data() + k * kg * L, L, 1}, T(0),
+        gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols.data() + k * kg * L, L, 1}, 0.0,
                 {yn + k * og * L, L, 1});
       }
       if (b != nullptr) {
         for (int64_t o = 0; o < s.o; ++o) {
-          for (int64_t l = 0; l < L; ++l) yn[o * L + l] += b[o];
+          for (int64_t l = 0; l < L; ++l) yn[o * L + l] = T(compute_t<T>(yn[o * L + l]) + b[o]);
         }
       }
     }
@@ -143,8 +142,9 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
   threads = omp_get_max_threads();
 #endif
   // Each thread sums its images' weight gradients into its own buffer; they are added at the end.
-  std::vector<std::vector<T>> partial_dw(grad_weight.defined() ? threads : 0,
-                                         std::vector<T>(s.o * kg, T(0)));
+  using Acc = compute_t<T>;  // float32 for the 16-bit types
+  std::vector<std::vector<Acc>> partial_dw(grad_weight.defined() ? threads : 0,
+                                           std::vector<Acc>(s.o * kg, Acc(0)));
 #pragma omp parallel num_threads(threads)
   {
     int t = 0;
@@ -152,30 +152,38 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
     t = omp_get_thread_num();
 #endif
     std::vector<T> cols(s.rows() * L);
+    std::vector<Acc> image_acc(std::is_same_v<T, Acc> ? 0 : s.c * s.h * s.w);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t n = 0; n < s.n; ++n) {
       const T* dyn = dy + n * s.o * L;
       if (grad_weight.defined()) {
         im2col(x + n * s.c * s.h * s.w, s, p, cols.data());
         for (int64_t k = 0; k < g; ++k) {  // dW_k += dY_k [og, L] @ cols_k^T [L, kg]
-          gemm<T>(og, kg, L, T(1), {dyn + k * og * L, L, 1}, {cols.data() + k * kg * L, 1, L}, T(1),
-                  {partial_dw[t].data() + k * og * kg, kg, 1});
+          gemm<T, Acc>(og, kg, L, 1.0, {dyn + k * og * L, L, 1}, {cols.data() + k * kg * L, 1, L},
+                       1.0, {partial_dw[t].data() + k * og * kg, kg, 1});
         }
       }
       if (dx != nullptr) {
         for (int64_t k = 0; k < g; ++k) {  // dcols_k = W_k^T [kg, og] @ dY_k [og, L]
-          gemm<T>(kg, L, og, T(1), {w + k * og * kg, 1, kg}, {dyn + k * og * L, L, 1}, T(0),
+          gemm<T>(kg, L, og, 1.0, {w + k * og * kg, 1, kg}, {dyn + k * og * L, L, 1}, 0.0,
                   {cols.data() + k * kg * L, L, 1});
         }
-        col2im(cols.data(), s, p, dx + n * s.c * s.h * s.w);
+        T* dxn = dx + n * s.c * s.h * s.w;
+        if constexpr (std::is_same_v<T, Acc>) {
+          col2im(cols.data(), s, p, dxn);
+        } else {
+          col2im(cols.data(), s, p, image_acc.data());
+          for (int64_t i = 0; i < s.c * s.h * s.w; ++i) dxn[i] = T(image_acc[i]);
+        }
       }
     }
   }
   if (grad_weight.defined()) {
     T* dw = static_cast<T*>(grad_weight.data_ptr());
-    std::fill(dw, dw + s.o * kg, T(0));
-    for (const auto& part : partial_dw) {
-      for (int64_t i = 0; i < s.o * kg; ++i) dw[i] += part[i];
+    for (int64_t i = 0; i < s.o * kg; ++i) {
+      Acc total = 0;
+      for (const auto& part : partial_dw) total += part[i];
+      dw[i] = T(total);
     }
   }
   if (grad_bias.defined()) {
@@ -183,7 +191,7 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
     for (int64_t o = 0; o < s.o; ++o) {
       accumulate_t<T> acc = 0;
       for (int64_t n = 0; n < s.n; ++n) {
-        for (int64_t l = 0; l < L; ++l) acc += dy[(n * s.o + o) * L + l];
+        for (int64_t l = 0; l < L; ++l) acc += compute_t<T>(dy[(n * s.o + o) * L + l]);
       }
       db[o] = T(acc);
     }
@@ -192,34 +200,18 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
 
 void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& out,
                    const Conv2dParams& p) {
-  if (through_float(input)) {
-    Tensor out32 = empty(out.shape(), TensorOptions(kFloat32));
-    conv_forward<float>(input.to(kFloat32), weight.to(kFloat32),
-                        bias.defined() ? bias.to(kFloat32) : bias, out32, p);
-    out.copy_(out32);
-  } else if (input.dtype() == kFloat64) {
-    conv_forward<double>(input, weight, bias, out, p);
-  } else {
-    conv_forward<float>(input, weight, bias, out, p);
-  }
+  visit_floating("conv2d", input.dtype(), [&](auto tag) {
+    conv_forward<typename decltype(tag)::type>(input, weight, bias, out, p);
+  });
 }
 
 void conv2d_backward_kernel(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
                             Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias,
                             const Conv2dParams& p) {
-  if (through_float(input)) {
-    auto f32 = [](const Tensor& t) { return t.defined() ? empty(t.shape(), kFloat32) : Tensor(); };
-    Tensor gi = f32(grad_input), gw = f32(grad_weight), gb = f32(grad_bias);
-    conv_backward<float>(grad_out.to(kFloat32), input.to(kFloat32), weight.to(kFloat32), gi, gw, gb,
-                         p);
-    if (gi.defined()) grad_input.copy_(gi);
-    if (gw.defined()) grad_weight.copy_(gw);
-    if (gb.defined()) grad_bias.copy_(gb);
-  } else if (input.dtype() == kFloat64) {
-    conv_backward<double>(grad_out, input, weight, grad_input, grad_weight, grad_bias, p);
-  } else {
-    conv_backward<float>(grad_out, input, weight, grad_input, grad_weight, grad_bias, p);
-  }
+  visit_floating("conv2d_backward", input.dtype(), [&](auto tag) {
+    conv_backward<typename decltype(tag)::type>(grad_out, input, weight, grad_input, grad_weight,
+                                                grad_bias, p);
+  });
 }
 
 }  // namespace

@@ -21,6 +21,8 @@
 //         for jr in nc step NR: for ir in mc step MR: micro_kernel
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "core/cpu/gemm.h"
 #include "core/cpu/loops.h"
@@ -99,40 +101,43 @@ inline void store_tile(Vec acc[MR][2], int64_t rows, int64_t cols, float alpha, 
 }
 
 // B[pc:pc+kc, j0:j0+nc] into NR-wide panels: panel jp holds rows p = 0..kc-1, NR values each,
-// zero-padded past the last column.
-void pack_b(const float* b, int64_t rsb, int64_t csb, int64_t kc, int64_t nc, int64_t panel,
+// zero-padded past the last column. 16-bit inputs become float32 here, so the micro-kernel always
+// multiplies floats and accumulates in float32 (as GPUs do for half-precision GEMMs).
+template <class TB>
+void pack_b(const TB* b, int64_t rsb, int64_t csb, int64_t kc, int64_t nc, int64_t panel,
             float* dst) {
   int64_t j0 = panel * NR;
   int64_t cols = std::min<int64_t>(NR, nc - j0);
-  const float* src = b + j0 * csb;
+  const TB* src = b + j0 * csb;
   dst += panel * NR * kc;
   for (int64_t p = 0; p < kc; ++p) {
     float* row = dst + p * NR;
-    const float* s = src + p * rsb;
-    if (csb == 1 && cols == NR) {
+    const TB* s = src + p * rsb;
+    if (std::is_same_v<TB, float> && csb == 1 && cols == NR) {
       std::memcpy(row, s, NR * sizeof(float));
     } else {
-      for (int64_t j = 0; j < cols; ++j) row[j] = s[j * csb];
+      for (int64_t j = 0; j < cols; ++j) row[j] = float(s[j * csb]);
       for (int64_t j = cols; j < NR; ++j) row[j] = 0.0f;
     }
   }
 }
 
 // A[i0:i0+mc, pc:pc+kc] into MR-tall panels: panel ip holds columns p = 0..kc-1, MR values each.
-void pack_a(const float* a, int64_t rsa, int64_t csa, int64_t mc, int64_t kc, float* dst) {
+template <class TA>
+void pack_a(const TA* a, int64_t rsa, int64_t csa, int64_t mc, int64_t kc, float* dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     int64_t rows = std::min<int64_t>(MR, mc - i0);
     float* panel = dst + i0 * kc;
     if (rows < MR) std::fill(panel, panel + MR * kc, 0.0f);
     if (csa == 1) {  // row-major A: read each row contiguously
       for (int64_t i = 0; i < rows; ++i) {
-        const float* s = a + (i0 + i) * rsa;
-        for (int64_t p = 0; p < kc; ++p) panel[p * MR + i] = s[p];
+        const TA* s = a + (i0 + i) * rsa;
+        for (int64_t p = 0; p < kc; ++p) panel[p * MR + i] = float(s[p]);
       }
     } else {
       for (int64_t p = 0; p < kc; ++p) {
-        const float* s = a + i0 * rsa + p * csa;
-        for (int64_t i = 0; i < rows; ++i) panel[p * MR + i] = s[i * rsa];
+        const TA* s = a + i0 * rsa + p * csa;
+        for (int64_t i = 0; i < rows; ++i) panel[p * MR + i] = float(s[i * rsa]);
       }
     }
   }
@@ -145,13 +150,13 @@ struct AlignedBuffer {
   float* ptr;
 };
 
-}  // namespace
-
-void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, MatrixRef b_ref,
-                 float beta, MutableMatrixRef c_ref) {
+// The float32-output GEMM over inputs of types TA and TB (converted while packing).
+template <class TA, class TB>
+void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, MatrixRef b_ref,
+               float beta, MutableMatrixRef c_ref) {
   if (m == 0 || n == 0) return;
-  const auto* a = static_cast<const float*>(a_ref.data);
-  const auto* b = static_cast<const float*>(b_ref.data);
+  const auto* a = static_cast<const TA*>(a_ref.data);
+  const auto* b = static_cast<const TB*>(b_ref.data);
   auto* c = static_cast<float*>(c_ref.data);
   const int64_t rsc = c_ref.row_stride, csc = c_ref.col_stride;
   if (k == 0) {  // C = beta * C
@@ -193,7 +198,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, 
       for (int64_t pc = 0; pc < k; pc += KC) {
         int64_t kc = std::min<int64_t>(KC, k - pc);
         float beta_block = pc == 0 ? beta : 1.0f;
-        const float* b_src = b + pc * b_ref.row_stride + jc * b_ref.col_stride;
+        const TB* b_src = b + pc * b_ref.row_stride + jc * b_ref.col_stride;
 #pragma omp for schedule(static)
         for (int64_t panel = 0; panel < b_panels; ++panel) {
           pack_b(b_src, b_ref.row_stride, b_ref.col_stride, kc, nc, panel, packed_b.ptr);
@@ -216,5 +221,42 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, 
     }
   }
 }
+
+}  // namespace
+
+void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
+                 MutableMatrixRef c) {
+  gemm_core<float, float>(m, n, k, alpha, a, b, beta, c);
+}
+
+template <class TA, class TB, class TC>
+void gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
+                MutableMatrixRef c) {
+  if constexpr (std::is_same_v<TC, float>) {
+    gemm_core<TA, TB>(m, n, k, alpha, a, b, beta, c);
+  } else {
+    // A 16-bit C is accumulated in a float32 copy and rounded once at the end: rounding the
+    // partial sums after every KC block would lose the precision float32 accumulation buys.
+    std::vector<float> acc(m * n, 0.0f);
+    auto* out = static_cast<TC*>(c.data);
+    if (beta != 0.0f) {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          acc[i * n + j] = float(out[i * c.row_stride + j * c.col_stride]);
+    }
+    gemm_core<TA, TB>(m, n, k, alpha, a, b, beta, {acc.data(), n, 1});
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * c.row_stride + j * c.col_stride] = TC(acc[i * n + j]);
+  }
+}
+
+template void gemm_mixed<Half, Half, Half>(int64_t, int64_t, int64_t, float, MatrixRef, MatrixRef,
+                                           float, MutableMatrixRef);
+template void gemm_mixed<Half, Half, float>(int64_t, int64_t, int64_t, float, MatrixRef, MatrixRef,
+                                            float, MutableMatrixRef);
+template void gemm_mixed<BFloat16, BFloat16, BFloat16>(int64_t, int64_t, int64_t, float, MatrixRef,
+                                                       MatrixRef, float, MutableMatrixRef);
+template void gemm_mixed<BFloat16, BFloat16, float>(int64_t, int64_t, int64_t, float, MatrixRef,
+                                                    MatrixRef, float, MutableMatrixRef);
 
 }  // namespace wick::cpu

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/half.h"
+
 namespace wick::cpu {
 
 struct MatrixRef {
@@ -33,18 +35,28 @@ struct MutableMatrixRef {
 void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
                  MutableMatrixRef c);
 
+// The same over float16 / bfloat16 inputs (TA, TB) with float32 accumulation, into a C of the
+// same 16-bit type or of float32. Instantiated for (Half, Half, Half|float) and
+// (BFloat16, BFloat16, BFloat16|float).
+template <class TA, class TB, class TC>
+void gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
+                MutableMatrixRef c);
+
 template <class T>
 void gemm_eigen(int64_t m, int64_t n, int64_t k, T alpha, MatrixRef a, MatrixRef b, T beta,
                 MutableMatrixRef c);
 
-// C = alpha * A @ B + beta * C for float (gemm_packed) or double (gemm_eigen).
-template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatrixRef a, MatrixRef b, T beta,
+// C = alpha * A @ B + beta * C with A and B of type T and C of type TC: float and the 16-bit
+// types through the packed kernel, double through Eigen.
+template <class T, class TC = T>
+void gemm(int64_t m, int64_t n, int64_t k, double alpha, MatrixRef a, MatrixRef b, double beta,
           MutableMatrixRef c) {
-  if constexpr (std::is_same_v<T, float>) {
-    gemm_packed(m, n, k, alpha, a, b, beta, c);
+  if constexpr (std::is_same_v<T, double>) {
+    gemm_eigen<double>(m, n, k, alpha, a, b, beta, c);
+  } else if constexpr (std::is_same_v<T, float>) {
+    gemm_packed(m, n, k, float(alpha), a, b, float(beta), c);
   } else {
-    gemm_eigen<T>(m, n, k, alpha, a, b, beta, c);
+    gemm_mixed<T, T, TC>(m, n, k, float(alpha), a, b, float(beta), c);
   }
 }
 

@@ -14,24 +14,6 @@ MatrixRef matrix(const Tensor& t, int64_t batch, size_t esize) {
   return {base, t.stride(1), t.stride(2)};
 }
 
-// Half and BFloat16 multiply in float32 with float32 accumulation, as their GPU kernels do.
-template <class T>
-void bmm_through_float(const Tensor& a, const Tensor& b, Tensor& out) {
-  int64_t batches = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
-  std::vector<float> fa(m * k), fb(k * n), fc(m * n);
-  T* o = out.data<T>();
-  for (int64_t i = 0; i < batches; ++i) {
-    const T* pa = static_cast<const T*>(a.data_ptr()) + i * a.stride(0);
-    const T* pb = static_cast<const T*>(b.data_ptr()) + i * b.stride(0);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < k; ++c) fa[r * k + c] = float(pa[r * a.stride(1) + c * a.stride(2)]);
-    for (int64_t r = 0; r < k; ++r)
-      for (int64_t c = 0; c < n; ++c) fb[r * n + c] = float(pb[r * b.stride(1) + c * b.stride(2)]);
-    gemm_packed(m, n, k, 1.0f, {fa.data(), k, 1}, {fb.data(), n, 1}, 0.0f, {fc.data(), n, 1});
-    for (int64_t j = 0; j < m * n; ++j) o[i * m * n + j] = T(fc[j]);
-  }
-}
-
 template <class T>
 void bmm_naive(const Tensor& a, const Tensor& b, Tensor& out) {  // integer dtypes
   int64_t batches = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
@@ -56,22 +38,22 @@ void bmm_kernel(const Tensor& a, const Tensor& b, Tensor& out) {
   auto c_matrix = [&](int64_t i) {
     return MutableMatrixRef{static_cast<char*>(out.data_ptr()) + i * m * n * esize, n, 1};
   };
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t i = 0; i < batches; ++i) {
+      gemm<T>(m, n, k, 1.0, matrix(a, i, esize), matrix(b, i, esize), 0.0, c_matrix(i));
+    }
+  };
   switch (a.dtype()) {
     case kFloat32:
-      for (int64_t i = 0; i < batches; ++i) {
-        gemm_packed(m, n, k, 1.0f, matrix(a, i, esize), matrix(b, i, esize), 0.0f, c_matrix(i));
-      }
-      return;
+      return run(TypeTag<float>{});
     case kFloat64:
-      for (int64_t i = 0; i < batches; ++i) {
-        gemm_eigen<double>(m, n, k, 1.0, matrix(a, i, esize), matrix(b, i, esize), 0.0,
-                           c_matrix(i));
-      }
-      return;
+      return run(TypeTag<double>{});
+    // 16-bit inputs are converted while packing and accumulated in float32 (cpu/gemm.h).
     case kFloat16:
-      return bmm_through_float<Half>(a, b, out);
+      return run(TypeTag<Half>{});
     case kBFloat16:
-      return bmm_through_float<BFloat16>(a, b, out);
+      return run(TypeTag<BFloat16>{});
     case kInt64:
       return bmm_naive<int64_t>(a, b, out);
     case kInt32:

@@ -73,6 +73,31 @@ TEST(Conv2d, Gradcheck) {
   EXPECT_TRUE(gradcheck([](const TensorList& t) { return conv2d(t[0], t[1]); }, {xt, w}));
 }
 
+TEST(Conv2d, SixteenBitInputsAccumulateInFloat32) {
+  // Against float32 on the same (rounded) inputs: the only error left is the output's rounding.
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    double tolerance = dtype == kBFloat16 ? 1e-2 : 2e-3;
+    Tensor x = randn({3, 4, 9, 9}).to(dtype), w = randn({6, 4, 3, 3}).to(dtype);
+    Tensor xr = x.to(kFloat32).requires_grad_(), wr = w.to(kFloat32).requires_grad_();
+    Tensor xh = x.clone().requires_grad_(), wh = w.clone().requires_grad_();
+    Tensor reference = conv2d(xr, wr, Tensor(), 1, 1);
+    Tensor result = conv2d(xh, wh, Tensor(), 1, 1);
+    EXPECT_EQ(result.dtype(), dtype);
+    double scale = reference.abs().max().item<double>();
+    expect_close(result.to(kFloat32), reference, tolerance * scale, 0);
+    reference.sum().backward();
+    result.sum().backward();
+    expect_close(xh.grad().to(kFloat32), xr.grad(),
+                 tolerance * xr.grad().abs().max().item<double>(), 0);
+    expect_close(wh.grad().to(kFloat32), wr.grad(),
+                 tolerance * wr.grad().abs().max().item<double>(), 0);
+    Tensor a = randn({37, 500}).to(dtype), b = randn({500, 29}).to(dtype);
+    Tensor product = matmul(a, b).to(kFloat32), exact = matmul(a.to(kFloat32), b.to(kFloat32));
+    expect_close(product, exact, tolerance * exact.abs().max().item<double>(), 0);
+  }
+}
+
 TEST(Pool, MaxPoolValuesAndIndices) {
   Tensor x = tensor({1., 5., 2., 0., 3., 4., 9., 8., 7., 6., 2., 1., 0., 1., 2., 3.})
                  .reshape({1, 1, 4, 4});
