@@ -12,7 +12,10 @@ torchvision.datasets.MNIST; pass --data to a folder in torchvision's layout).
 By default it reads the 10,000-digit subset committed in assets/mnist (8,000 training and 2,000
 test digits); --data DIR reads the official MNIST files from DIR instead. Every epoch appends a
 row to the metrics CSV (--metrics); --save writes a checkpoint after every epoch and --resume
-continues from one. (The C++ example also draws an SVG chart of the curves; this one does not.)
+continues from one. --amp bf16|fp16 trains with mixed precision (autocast; fp16 adds a
+GradScaler); --ddp trains data-parallel across the processes of
+`mpirun -np N python3 examples/train_mnist.py --ddp` (each rank reads its own shard, and only
+rank 0 prints and saves). (The C++ example also draws an SVG chart of the curves.)
 """
 
 import argparse
@@ -32,6 +35,7 @@ import wick  # noqa: E402
 import wick.nn.functional as F  # noqa: E402
 from wick import datasets, nn, transforms  # noqa: E402
 from wick.utils.data import DataLoader  # noqa: E402
+from wick.utils.data.distributed import DistributedSampler  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -107,17 +111,21 @@ def make_optimizer(name, model, lr):
     raise SystemExit(f"[train_mnist] --optimizer must be adam, adamw or sgd; got '{name}'")
 
 
-def train_epoch(model, optimizer, loader, epoch, epochs):
+def train_epoch(model, optimizer, loader, epoch, epochs, amp_dtype, scaler, quiet):
     model.train()
     bar = ProgressBar(f"epoch {epoch}/{epochs}", len(loader))
+    if quiet:
+        bar.update = bar.finish = lambda *args, **kwargs: None
     start = time.perf_counter()
     loss_sum, correct, seen = 0.0, 0, 0
     for batch, (images, labels) in enumerate(loader, 1):
-        logits = model(images)
-        loss = F.cross_entropy(logits, labels)
+        with wick.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
+            logits = model(images)
+            loss = F.cross_entropy(logits, labels)
         optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         n = labels.shape[0]
         loss_sum += loss.item() * n
         correct += (logits.argmax(1) == labels).sum().item()
@@ -167,6 +175,10 @@ def main():
                         help="per-epoch metrics CSV")
     parser.add_argument("--threads", type=int, default=0,
                         help="threads for the kernels (0: all cores)")
+    parser.add_argument("--amp", default="none", choices=["none", "bf16", "fp16"],
+                        help="mixed precision (fp16 adds dynamic loss scaling)")
+    parser.add_argument("--ddp", action="store_true",
+                        help="data-parallel over the processes of mpirun (MPI backend)")
     parser.add_argument("--json", type=int, default=0,
                         help="1: end with one JSON line of results (as the C++ example)")
     args = parser.parse_args()
@@ -175,8 +187,22 @@ def main():
     if args.threads > 0:
         wick.set_num_threads(args.threads)
 
+    rank, world = 0, 1
+    if args.ddp:
+        import wick.distributed as dist
+
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if args.threads == 0:  # share the cores among the ranks of this machine
+            wick.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    say = print if rank == 0 else (lambda *a, **k: None)
+    amp_dtype = {"none": None, "bf16": wick.bfloat16, "fp16": wick.float16}[args.amp]
+    scaler = wick.amp.GradScaler(enabled=args.amp == "fp16")
+
     wick.manual_seed(args.seed)
     model = MLP() if args.model == "mlp" else CNN()
+    if args.ddp:
+        model = nn.parallel.DistributedDataParallel(model)
     optimizer = make_optimizer(args.optimizer, model, args.lr)
     first_epoch = 1
     if args.resume:
@@ -184,54 +210,63 @@ def main():
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
         first_epoch = checkpoint["epoch"] + 1
-        print(f"resumed from {args.resume} after epoch {checkpoint['epoch']}")
+        say(f"resumed from {args.resume} after epoch {checkpoint['epoch']}")
 
     normalize = transforms.Compose([transforms.ToTensor(),
                                     transforms.Normalize((0.1307,), (0.3081,))])
     train_set = datasets.MNIST(args.data, train=True, transform=normalize)
     test_set = datasets.MNIST(args.data, train=False, transform=normalize)
-    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
-                              num_workers=args.workers)
+    sampler = DistributedSampler(train_set, seed=args.seed) if args.ddp else None
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=sampler is None,
+                              sampler=sampler, num_workers=args.workers)
     test_loader = DataLoader(test_set, batch_size=500, num_workers=args.workers)
 
     parameters = sum(p.numel() for p in model.parameters())
-    print(f"{model}\n{parameters} parameters; {len(train_set)} training and {len(test_set)} "
-          f"test digits from {args.data}; {args.workers} workers")
+    say(f"{model}\n{parameters} parameters; {len(train_set)} training and {len(test_set)} "
+        f"test digits from {args.data}; {args.workers} workers"
+        + (f"; {world} ranks, batch {args.batch_size} each" if args.ddp else ""))
 
     os.makedirs(os.path.dirname(os.path.abspath(args.metrics)), exist_ok=True)
     columns = ["epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy",
-               "samples_per_second", "seconds", "loader_wait_seconds"]
+               "samples_per_second", "seconds", "loader_wait_seconds", "loss_scale",
+               "skipped_steps"]
     start = time.perf_counter()
     total_samples, total_seconds, total_wait = 0.0, 1e-9, 0.0
     test = {"accuracy": 0.0}
-    with open(args.metrics, "w", newline="") as f:
+    with open(args.metrics if rank == 0 else os.devnull, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(columns)
         for epoch in range(first_epoch, args.epochs + 1):
-            train = train_epoch(model, optimizer, train_loader, epoch, args.epochs)
+            if sampler is not None:
+                sampler.set_epoch(epoch - 1)
+            train = train_epoch(model, optimizer, train_loader, epoch, args.epochs, amp_dtype,
+                                scaler, quiet=rank != 0)
+            train["samples_per_second"] *= world  # every rank trained as many samples
             stats = train_loader.stats() if hasattr(train_loader, "stats") else None
             wait = stats["epoch"]["wait_seconds"] if stats else 0.0
             test = evaluate(model, test_loader)
-            print(f"  test: loss {test['loss']:.4f}  accuracy {100 * test['accuracy']:.2f}%  "
+            say(f"  test: loss {test['loss']:.4f}  accuracy {100 * test['accuracy']:.2f}%  "
                   f"(loader wait {wait:.2f} s of {train['seconds']:.2f} s)")
             writer.writerow([epoch, f"{train['loss']:.6g}", f"{train['accuracy']:.6g}",
                              f"{test['loss']:.6g}", f"{test['accuracy']:.6g}",
                              f"{train['samples_per_second']:.6g}", f"{train['seconds']:.6g}",
-                             f"{wait:.6g}"])
+                             f"{wait:.6g}", f"{scaler.get_scale():.6g}", scaler.skipped_steps])
             f.flush()
             total_samples += train["samples_per_second"] * train["seconds"]
             total_seconds += train["seconds"]
             total_wait += wait
-            if args.save:
+            if args.save and rank == 0:
                 wick.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                            "epoch": epoch}, args.save)
     seconds = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"summary: {args.model}, {args.epochs} epochs, test accuracy "
+    say(f"summary: {args.model}, {args.epochs} epochs, test accuracy "
           f"{100 * test['accuracy']:.2f}%, {seconds:.1f} s ({total_samples / total_seconds:.0f} "
           f"training samples/s, loader wait {total_wait:.2f} s), peak RSS {peak_mib:.1f} MiB")
-    print(f"metrics: {args.metrics}")
-    if args.json:
+    say(f"metrics: {args.metrics}")
+    if args.ddp:
+        wick.distributed.destroy_process_group()
+    if args.json and rank == 0:
         print(json.dumps({"framework": "wick-python", "model": args.model,
                           "samples_per_second": round(total_samples / max(total_seconds, 1e-9), 1),
                           "threads": wick.get_num_threads(), "peak_rss_mib": round(peak_mib, 1),

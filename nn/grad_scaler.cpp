@@ -50,21 +50,20 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
 }
 
 bool GradScaler::step(optim::Optimizer& optimizer) {
-  if (!options_.enabled) {
-    optimizer.step();
-    return true;
-  }
+  bool run = prepare_step(optimizer);
+  if (run) optimizer.step();
+  return run;
+}
+
+bool GradScaler::prepare_step(optim::Optimizer& optimizer) {
+  if (!options_.enabled) return true;
   PerOptimizer& state = per_optimizer_[&optimizer];
   check_state(state.stage != Stage::Stepped, "GradScaler.step",
               "step() was already called on this optimizer since the last update()");
   if (state.stage == Stage::Ready) unscale_(optimizer);
   state.stage = Stage::Stepped;
-  if (state.found_inf) {
-    ++skipped_steps_;
-    return false;
-  }
-  optimizer.step();
-  return true;
+  if (state.found_inf) ++skipped_steps_;
+  return !state.found_inf;
 }
 
 void GradScaler::update() {

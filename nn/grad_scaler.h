@@ -40,6 +40,9 @@ class GradScaler {
   // Unscales if not done yet, then steps unless a gradient was inf or nan; returns whether it
   // stepped.
   bool step(optim::Optimizer& optimizer);
+  // step() without the optimizer step: unscales if needed, marks the optimizer stepped, and
+  // says whether its step should run (for callers that step it themselves, like Python's).
+  bool prepare_step(optim::Optimizer& optimizer);
   // Backs off after an overflow, grows after growth_interval clean steps; resets per-step state.
   void update();
 

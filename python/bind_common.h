@@ -37,6 +37,11 @@ void init_nn(py::module_& m);          // bind_nn.cpp: functional, init, clip_gr
 void init_optim(py::module_& m);       // bind_optim.cpp
 void init_data(py::module_& m);        // bind_data.cpp
 
+// bind_distributed.cpp: process groups, collectives and DDP's Reducer.
+void init_distributed(py::module_& m);
+// bind_amp.cpp: autocast scopes and the GradScaler.
+void init_amp(py::module_& m);
+
 // ---- conversions ----
 
 // The Python object for a dtype: one object per dtype, so `x.dtype is wick.float32` holds.

@@ -160,6 +160,12 @@ void bind_like(py::module_& m, const char* name) {
 }  // namespace
 
 void init_creation(py::module_& m) {
+  // Note [numpy API at import]: pybind11 looks NumPy's C API up in a function-local static on
+  // first use, importing numpy under that static's guard. If the first use happens on a
+  // data-loader worker thread, the import can release the GIL while the guard is held, and
+  // another thread that holds the GIL and reaches the same static waits on the guard forever.
+  // Touching it here, at module import on one thread, removes the race.
+  (void)is_numpy_array(py::none());
   m.def(
       "tensor",
       [](py::handle data, py::handle dtype, py::handle device, bool requires_grad, bool) {

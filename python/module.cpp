@@ -20,6 +20,8 @@ PYBIND11_MODULE(_C, m) {
   init_nn(m);
   init_optim(m);
   init_data(m);
+  init_distributed(m);
+  init_amp(m);
 
   // Threads and devices, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

@@ -11,6 +11,8 @@ packages=(
   libopenblas-dev                            # the BLAS NumPy uses; GEMM benchmark reference
   zlib1g-dev                                 # zlib: reading gzip-compressed MNIST files
   nlohmann-json3-dev                         # JSON for safetensors checkpoint headers
+  libopenmpi-dev                             # MPI: the distributed backend for CPU tensors
+  openmpi-bin                                # mpirun: starts the ranks of multi-process tests
   python3-dev pybind11-dev                   # the Python extension wick._C
   libdlpack-dev                              # DLPack ABI header: zero-copy tensor exchange
   python3-numpy python3-pytest               # Python tests (tests/python)

@@ -135,3 +135,17 @@ def test_save_load_nested(tmp_path):
     (tmp_path / "junk").write_bytes(b"\x01\x02")
     with pytest.raises(ValueError):
         wick.load(tmp_path / "junk")
+
+
+def test_builtin_dataset_with_a_python_sampler_and_workers():
+    # The first NumPy use on a worker thread once deadlocked (Note [numpy API at import]).
+    from wick.utils.data.distributed import DistributedSampler
+
+    train = wick.datasets.MNIST(train=True)
+    shards = [DistributedSampler(train, num_replicas=2, rank=r, seed=3) for r in (0, 1)]
+    for s in shards:
+        s.set_epoch(1)
+    seen = [set(iter(s)) for s in shards]
+    assert not seen[0] & seen[1] and len(seen[0] | seen[1]) == len(train)
+    loader = DataLoader(train, batch_size=100, sampler=shards[0], num_workers=2)
+    assert sum(x.shape[0] for x, _ in loader) == len(shards[0])

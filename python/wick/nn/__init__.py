@@ -6,3 +6,4 @@ from wick.nn import init  # noqa: F401
 from wick.nn.modules import *  # noqa: F401,F403
 from wick.nn.modules import Module  # noqa: F401
 from wick.nn import utils  # noqa: F401
+from wick.nn import parallel  # noqa: F401

@@ -1,6 +1,7 @@
 """wick.utils.data: Dataset, TensorDataset, samplers, default_collate and DataLoader
 (torch.utils.data)."""
 
+from wick.utils.data import distributed  # noqa: F401
 from wick.utils.data.dataloader import DataLoader, default_collate  # noqa: F401
 from wick.utils.data.dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split  # noqa: F401
 from wick.utils.data.sampler import (  # noqa: F401
