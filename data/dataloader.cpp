@@ -1,5 +1,7 @@
 #include "data/dataloader.h"
 
+#include "cuda/api.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -150,6 +152,10 @@ DataLoader::Result DataLoader::build_batch(int64_t number) const {
       examples.push_back(dataset_->get_seeded(index, SampleSeed{options_.seed, epoch_, index}));
     }
     result.batch = options_.collate ? options_.collate(examples) : default_collate(examples);
+    if (options_.pin_memory && cuda::is_available()) {  // Note [pin_memory]
+      result.batch.input = cuda::pin_memory(result.batch.input);
+      result.batch.target = cuda::pin_memory(result.batch.target);
+    }
   } catch (...) {
     result.error = std::current_exception();  // Note [worker exceptions]
   }

@@ -35,9 +35,11 @@
 // the next begin() starts a new epoch, and destroying it mid-epoch is safe.
 //
 // Note [pin_memory]
-// `pin_memory` is accepted and stored (pin_memory() reports it) so training code can be written
-// for the CUDA backend now, but it does nothing yet: wick has no page-locked host allocator until
-// the CUDA backend arrives, and batches are ordinary pageable host memory either way.
+// With pin_memory, workers copy each finished batch into page-locked host memory (the CUDA
+// backend's cached pinned allocator, cuda::pin_memory). The GPU's DMA engines read pinned memory
+// directly, so the host-to-device copy of the batch can run asynchronously and at full PCIe
+// speed, where pageable memory needs a staging copy first. Without a CUDA device (or in a build
+// without CUDA) there is nothing to pin for, and the flag does nothing.
 #pragma once
 
 #include <condition_variable>
@@ -66,7 +68,7 @@ struct DataLoaderOptions {
   bool drop_last = false;            // drop a last batch smaller than batch_size
   uint64_t seed = 0;                 // shuffles, transforms (Note [reproducible transforms])
   CollateFn collate;                 // empty: default_collate (stack inputs and targets)
-  bool pin_memory = false;           // stored, no effect yet (Note [pin_memory])
+  bool pin_memory = false;           // page-locked batches for fast GPU copies (Note [pin_memory])
 };
 
 // Note [loader counters]

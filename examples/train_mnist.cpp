@@ -156,7 +156,8 @@ EpochResult train_epoch(nn::Module& model, optim::Optimizer& optimizer, data::Da
     loss_sum += batch_loss * n;
     correct += (logits.argmax(1) == target).sum().item<int64_t>();
     seen += n;
-    curve[0].x.push_back(static_cast<double>(global_step));
+    // x in epochs, so the loss and the per-epoch accuracies share one axis in the chart
+    curve[0].x.push_back(double(epoch - 1) + double(batches + 1) / double(loader.size()));
     curve[0].y.push_back(batch_loss);
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::snprintf(status, sizeof(status), "loss %.4f  acc %5.1f%%  %6.0f samples/s",
@@ -184,18 +185,19 @@ EpochResult train_epoch(nn::Module& model, optim::Optimizer& optimizer, data::Da
   return r;
 }
 
-EpochResult evaluate(nn::Module& model, data::DataLoader& loader) {
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader, Device device) {
   NoGradGuard no_grad;
   model.eval();
   double loss_sum = 0;
   int64_t correct = 0, seen = 0;
   for (data::Batch& batch : loader) {
-    Tensor logits = model(batch.input);
+    Tensor input = batch.input.to(device), target = batch.target.to(device);
+    Tensor logits = model(input);
     nn::F::CrossEntropyOptions sum;
     sum.reduction = nn::F::Reduction::Sum;
-    loss_sum += nn::F::cross_entropy(logits, batch.target, sum).item<double>();
-    correct += (logits.argmax(1) == batch.target).sum().item<int64_t>();
-    seen += batch.target.size(0);
+    loss_sum += nn::F::cross_entropy(logits, target, sum).item<double>();
+    correct += (logits.argmax(1) == target).sum().item<int64_t>();
+    seen += target.size(0);
   }
   return {loss_sum / seen, static_cast<double>(correct) / seen, 0, 0, 0};
 }
@@ -217,6 +219,7 @@ int main(int argc, char** argv) try {
       .add("metrics", "runs/mnist_metrics.csv",
            "per-epoch metrics CSV (a .svg chart is written next to it)")
       .add("threads", "0", "OpenMP threads for the kernels (0: all cores)")
+      .add("device", "cpu", "cpu or cuda (with --ddp nccl, each rank uses its own GPU)")
       .add("amp", "none", "mixed precision: none, bf16 or fp16 (fp16 adds dynamic loss scaling)")
       .add("json", "0", "1: end with one JSON line of results (for benchmarks/mnist_vs_pytorch.py)")
       .add("ddp", "",
@@ -248,6 +251,7 @@ int main(int argc, char** argv) try {
       omp_set_num_threads(std::max(1, omp_get_num_procs() / local));
     }
   }
+  if (!flags.has("ddp")) ddp.device = Device(flags.str("device"));
   if (flags.integer("threads") > 0) omp_set_num_threads(static_cast<int>(flags.integer("threads")));
 
   const int64_t epochs = flags.integer("epochs"), batch_size = flags.integer("batch-size");
@@ -268,6 +272,7 @@ int main(int argc, char** argv) try {
   train_options.shuffle = true;
   train_options.num_workers = flags.integer("workers");
   train_options.seed = seed;
+  train_options.pin_memory = ddp.device.is_cuda();  // Note [pin_memory] in data/dataloader.h
   if (flags.has("ddp")) {  // each rank its own shard of every epoch, reshuffled per epoch
     train_options.shuffle = false;
     train_options.sampler = std::make_shared<data::DistributedSampler>(
@@ -341,7 +346,7 @@ int main(int argc, char** argv) try {
       training_peak_rss = examples::peak_rss_mib();
       training_peak_tensors = cpu_allocator()->stats().peak_allocated_bytes / 1048576.0;
     }
-    if (ddp.main()) test = evaluate(*model, test_loader);
+    if (ddp.main()) test = evaluate(*model, test_loader, ddp.device);
     std::printf("  test: loss %.4f  accuracy %.2f%%  (loader wait %.2f s of %.2f s)\n", test.loss,
                 100 * test.accuracy, train.wait_seconds, train.seconds);
     if (csv) {
@@ -357,8 +362,7 @@ int main(int argc, char** argv) try {
     std::string chart = std::filesystem::path(metrics_path).replace_extension(".svg").string();
     if (ddp.main()) {
       examples::write_svg_chart(chart, "train_mnist --model " + flags.str("model"),
-                                {loss_curve, accuracy_curve}, {"loss", "accuracy (%)"},
-                                "step / epoch");
+                                {loss_curve, accuracy_curve}, {"loss", "accuracy (%)"}, "epoch");
     }
     total_samples += train.samples_per_second * train.seconds;
     total_wait += train.wait_seconds;

@@ -154,7 +154,7 @@ void CsvWriter::row(const std::vector<double>& values) {
 void write_svg_chart(const std::string& path, const std::string& title,
                      const std::vector<std::vector<Series>>& panels,
                      const std::vector<std::string>& panel_titles, const std::string& x_label) {
-  const double width = 720, panel_height = 220, left = 60, right = 20, top = 40, gap = 50;
+  const double width = 720, panel_height = 220, left = 60, right = 30, top = 40, gap = 64;
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
   double height = top + panels.size() * (panel_height + gap);
   std::ostringstream svg;
@@ -180,13 +180,28 @@ void write_svg_chart(const std::string& path, const std::string& title,
     svg << "<rect x='" << left << "' y='" << y0 << "' width='" << plot_w << "' height='"
         << panel_height << "' fill='none' stroke='#999'/>\n";
     svg << "<text x='" << left << "' y='" << y0 - 6 << "'>" << panel_titles[p] << "</text>\n";
-    for (int t = 0; t <= 4; ++t) {  // y ticks
-      double v = ymin + (ymax - ymin) * t / 4;
+    // Ticks at round values (1, 2 or 5 times a power of ten), so the axis reads at a glance.
+    auto ticks = [](double lo, double hi) {
+      double raw = (hi - lo) / 4, step = std::pow(10.0, std::floor(std::log10(raw)));
+      for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * step >= raw) {
+          step *= m;
+          break;
+        }
+      std::vector<double> values;
+      for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+        values.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+      return values;
+    };
+    for (double v : ticks(ymin, ymax))
       svg << "<text x='" << left - 6 << "' y='" << py(v) + 4 << "' text-anchor='end'>" << v
-          << "</text>\n";
-    }
-    svg << "<text x='" << left + plot_w << "' y='" << y0 + panel_height + 16
-        << "' text-anchor='end'>" << x_label << " (" << xmin << " to " << xmax << ")</text>\n";
+          << "</text>\n<line x1='" << left << "' x2='" << left + plot_w << "' y1='" << py(v)
+          << "' y2='" << py(v) << "' stroke='#eee'/>\n";
+    for (double v : ticks(xmin, xmax))
+      svg << "<text x='" << px(v) << "' y='" << y0 + panel_height + 16 << "' text-anchor='middle'>"
+          << v << "</text>\n";
+    svg << "<text x='" << left + plot_w << "' y='" << y0 + panel_height + 32
+        << "' text-anchor='end'>" << x_label << "</text>\n";
     for (size_t s = 0; s < panels[p].size(); ++s) {
       const Series& series = panels[p][s];
       svg << "<polyline fill='none' stroke-width='1.5' stroke='" << colors[s % 5] << "' points='";
