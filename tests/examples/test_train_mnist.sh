@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end check of examples/train_mnist: it trains on the committed digits, learns, and a run
-# resumed from a checkpoint gives exactly the numbers of an uninterrupted run. Bad flags fail
-# with a clear message and exit code 2.
+# End-to-end check of examples/train_mnist: it trains on the committed digits, learns, a run resumed
+# from a checkpoint gives exactly the numbers of an uninterrupted run, and bf16/fp16 autocast end
+# within 0.5 points of float32's accuracy. Bad flags fail with a clear message and exit code 2.
 #   test_train_mnist.sh <path to train_mnist> <repository root>
 set -euo pipefail
 binary=$1
@@ -27,10 +27,24 @@ accuracy=$(awk -F, '$1 == 2 {print $5}' "$tmp/straight.csv")
 awk -v a="$accuracy" 'BEGIN { exit !(a > 0.9) }' || { echo "test accuracy $accuracy <= 0.9" >&2; exit 1; }
 [ -s "$tmp/straight.svg" ] || { echo "no training chart written" >&2; exit 1; }
 
+# Mixed precision (the acceptance of the mixed-precision issue): the same two epochs under bf16
+# and fp16 autocast end within 0.5 points of float32's test accuracy; fp16 logs its loss scale.
+amp_accuracy=()
+for amp in bf16 fp16; do
+  "$binary" "${common[@]}" --epochs 2 --amp $amp --metrics "$tmp/$amp.csv" > /dev/null
+  a=$(awk -F, '$1 == 2 {print $5}' "$tmp/$amp.csv")
+  awk -v a="$a" -v f="$accuracy" 'BEGIN { d = a - f; exit !(d < 0.005 && d > -0.005) }' ||
+    { echo "--amp $amp: test accuracy $a is not within 0.5 points of float32's $accuracy" >&2; exit 1; }
+  amp_accuracy+=("$amp $a")
+done
+awk -F, '$1 == 2 && $9 < 2 {exit 1}' "$tmp/fp16.csv" ||
+  { echo "--amp fp16 did not record a loss scale" >&2; exit 1; }
+
 set +e
 "$binary" --model resnet > "$tmp/bad.log" 2>&1; code=$?
 set -e
 [ "$code" -eq 2 ] && grep -q "model must be mlp or cnn" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 "$binary" --data /nonexistent > "$tmp/bad.log" 2>&1 && exit 1
 grep -q "mnist" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
-echo "train_mnist: learns (test accuracy $accuracy after 2 epochs), resumes exactly, rejects bad flags"
+echo "train_mnist: learns (test accuracy $accuracy after 2 epochs; ${amp_accuracy[*]}), resumes" \
+  "exactly, rejects bad flags"
