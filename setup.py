@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -57,8 +57,7 @@ setup(
     version="0.1.0",
     description="A small deep-learning framework written to be read, with PyTorch's Python API",
     python_requires=">=3.9",
-    packages=["wick", "wick.autograd", "wick.nn", "wick.nn.modules", "wick.nn.utils",
-              "wick.optim", "wick.utils", "wick.utils.data"],
+    packages=find_packages("python"),
     package_dir={"": "python"},
     package_data={"wick": ["_C.pyi", "py.typed"]},
     ext_modules=[CMakeExtension("wick._C")],
