@@ -25,6 +25,7 @@ namespace wick::cuda {
 
 // ---- devices ------------------------------------------------------------------------------------
 
+bool is_built();  // wick was compiled with CUDA (a GPU may still be missing)
 bool is_available();
 int device_count();
 int current_device();
@@ -119,8 +120,7 @@ class Event {
   std::shared_ptr<Impl> impl_;
 };
 
-// ---- memory
-// ---------------------------------------------------------------------------------------
+// ---- memory ------------------------------------------------------------------------------------
 
 // The caching allocator's statistics for `device` (PyTorch's names; see core/memory/alloc_stats.h).
 int64_t memory_allocated(int device = -1);
@@ -146,8 +146,7 @@ void stop_memory_trace();
 Tensor pin_memory(const Tensor& tensor);
 bool is_pinned(const Tensor& tensor);
 
-// ---- math modes
-// -----------------------------------------------------------------------------------
+// ---- math modes --------------------------------------------------------------------------------
 
 // TF32 tensor-core math for float32 matmuls (torch.backends.cuda.matmul.allow_tf32; off by
 // default, as in PyTorch): about 8x faster on Ampere and later, with 10-bit mantissas.

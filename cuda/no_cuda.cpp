@@ -37,6 +37,7 @@ void register_cuda_kernels(KernelRegistry&) {
 
 namespace cuda {
 
+bool is_built() { return false; }
 bool is_available() { return false; }
 int device_count() { return 0; }
 int current_device() { no_cuda("current_device"); }
@@ -86,12 +87,17 @@ void stop_memory_trace() {}
 Tensor pin_memory(const Tensor&) { no_cuda("pin_memory"); }
 bool is_pinned(const Tensor&) { return false; }
 
-void set_allow_tf32(bool) {}
-bool allow_tf32() { return false; }
-void set_cudnn_allow_tf32(bool) {}
-bool cudnn_allow_tf32() { return false; }
-void set_cudnn_benchmark(bool) {}
-bool cudnn_benchmark() { return false; }
+// The math-mode switches are plain flags with PyTorch's defaults, so code that sets them runs
+// unchanged on a build without CUDA (they affect nothing there).
+namespace {
+bool g_allow_tf32 = false, g_cudnn_allow_tf32 = true, g_cudnn_benchmark = false;
+}  // namespace
+void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
+bool allow_tf32() { return g_allow_tf32; }
+void set_cudnn_allow_tf32(bool allow) { g_cudnn_allow_tf32 = allow; }
+bool cudnn_allow_tf32() { return g_cudnn_allow_tf32; }
+void set_cudnn_benchmark(bool benchmark) { g_cudnn_benchmark = benchmark; }
+bool cudnn_benchmark() { return g_cudnn_benchmark; }
 
 }  // namespace cuda
 

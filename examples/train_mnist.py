@@ -111,7 +111,7 @@ def make_optimizer(name, model, lr):
     raise SystemExit(f"[train_mnist] --optimizer must be adam, adamw or sgd; got '{name}'")
 
 
-def train_epoch(model, optimizer, loader, epoch, epochs, amp_dtype, scaler, quiet):
+def train_epoch(model, optimizer, loader, epoch, epochs, device, amp_dtype, scaler, quiet):
     model.train()
     bar = ProgressBar(f"epoch {epoch}/{epochs}", len(loader))
     if quiet:
@@ -119,7 +119,8 @@ def train_epoch(model, optimizer, loader, epoch, epochs, amp_dtype, scaler, quie
     start = time.perf_counter()
     loss_sum, correct, seen = 0.0, 0, 0
     for batch, (images, labels) in enumerate(loader, 1):
-        with wick.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
+        images, labels = images.to(device), labels.to(device)
+        with wick.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
             logits = model(images)
             loss = F.cross_entropy(logits, labels)
         optimizer.zero_grad()
@@ -142,10 +143,11 @@ def train_epoch(model, optimizer, loader, epoch, epochs, amp_dtype, scaler, quie
 
 
 @wick.no_grad()
-def evaluate(model, loader):
+def evaluate(model, loader, device):
     model.eval()
     loss_sum, correct, seen = 0.0, 0, 0
     for images, labels in loader:
+        images, labels = images.to(device), labels.to(device)
         logits = model(images)
         loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
         correct += (logits.argmax(1) == labels).sum().item()
@@ -175,15 +177,20 @@ def main():
                         help="per-epoch metrics CSV")
     parser.add_argument("--threads", type=int, default=0,
                         help="threads for the kernels (0: all cores)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cpu or cuda (with --ddp, each rank uses its own GPU over NCCL)")
     parser.add_argument("--amp", default="none", choices=["none", "bf16", "fp16"],
                         help="mixed precision (fp16 adds dynamic loss scaling)")
     parser.add_argument("--ddp", action="store_true",
-                        help="data-parallel over the processes of mpirun (MPI backend)")
+                        help="data-parallel over the processes of mpirun (MPI backend; NCCL with --device cuda)")
     parser.add_argument("--json", type=int, default=0,
                         help="1: end with one JSON line of results (as the C++ example)")
     args = parser.parse_args()
     if args.epochs <= 0 or args.batch_size <= 0:
         raise SystemExit("[train_mnist] --epochs and --batch-size must be positive")
+    if args.device == "cuda" and not wick.cuda.is_available():
+        raise SystemExit("[train_mnist] --device cuda: no CUDA device is available "
+                         f"(wick built with CUDA: {wick.backends.cuda.is_built()})")
     if args.threads > 0:
         wick.set_num_threads(args.threads)
 
@@ -191,7 +198,7 @@ def main():
     if args.ddp:
         import wick.distributed as dist
 
-        dist.init_process_group("mpi")
+        dist.init_process_group("nccl" if args.device == "cuda" else "mpi")
         rank, world = dist.get_rank(), dist.get_world_size()
         if args.threads == 0:  # share the cores among the ranks of this machine
             wick.set_num_threads(max(1, (os.cpu_count() or 1) // world))
@@ -200,7 +207,10 @@ def main():
     scaler = wick.amp.GradScaler(enabled=args.amp == "fp16")
 
     wick.manual_seed(args.seed)
-    model = MLP() if args.model == "mlp" else CNN()
+    device = wick.device(args.device)
+    if device.type == "cuda" and args.ddp:  # one GPU per rank of this machine
+        device = wick.device("cuda", int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")))
+    model = (MLP() if args.model == "mlp" else CNN()).to(device)
     if args.ddp:
         model = nn.parallel.DistributedDataParallel(model)
     optimizer = make_optimizer(args.optimizer, model, args.lr)
@@ -218,7 +228,8 @@ def main():
     test_set = datasets.MNIST(args.data, train=False, transform=normalize)
     sampler = DistributedSampler(train_set, seed=args.seed) if args.ddp else None
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=sampler is None,
-                              sampler=sampler, num_workers=args.workers)
+                              sampler=sampler, num_workers=args.workers,
+                              pin_memory=device.type == "cuda")
     test_loader = DataLoader(test_set, batch_size=500, num_workers=args.workers)
 
     parameters = sum(p.numel() for p in model.parameters())
@@ -239,12 +250,12 @@ def main():
         for epoch in range(first_epoch, args.epochs + 1):
             if sampler is not None:
                 sampler.set_epoch(epoch - 1)
-            train = train_epoch(model, optimizer, train_loader, epoch, args.epochs, amp_dtype,
-                                scaler, quiet=rank != 0)
+            train = train_epoch(model, optimizer, train_loader, epoch, args.epochs, device,
+                                amp_dtype, scaler, quiet=rank != 0)
             train["samples_per_second"] *= world  # every rank trained as many samples
             stats = train_loader.stats() if hasattr(train_loader, "stats") else None
             wait = stats["epoch"]["wait_seconds"] if stats else 0.0
-            test = evaluate(model, test_loader)
+            test = evaluate(model, test_loader, device)
             say(f"  test: loss {test['loss']:.4f}  accuracy {100 * test['accuracy']:.2f}%  "
                   f"(loader wait {wait:.2f} s of {train['seconds']:.2f} s)")
             writer.writerow([epoch, f"{train['loss']:.6g}", f"{train['accuracy']:.6g}",

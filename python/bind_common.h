@@ -41,6 +41,8 @@ void init_data(py::module_& m);        // bind_data.cpp
 void init_distributed(py::module_& m);
 // bind_amp.cpp: autocast scopes and the GradScaler.
 void init_amp(py::module_& m);
+// bind_cuda.cpp: devices, streams, events, allocator statistics, math modes (wick.cuda).
+void init_cuda(py::module_& m);
 
 // ---- conversions ----
 

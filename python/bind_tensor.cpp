@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "autograd/meta.h"
+#include "cuda/api.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
@@ -244,6 +245,12 @@ void init_tensor(py::module_& m) {
             return t.to(d);
           },
           py::arg("device") = py::none(), py::arg("non_blocking") = false)
+      .def("pin_memory", [](const Tensor& t) { return cuda::pin_memory(t); })
+      .def("is_pinned", [](const Tensor& t) { return cuda::is_pinned(t); })
+      .def(
+          "record_stream",
+          [](const Tensor& t, const cuda::Stream& s) { cuda::record_stream(t, s); },
+          py::arg("stream"))
       .def("type_as", [](const Tensor& t, const Tensor& o) { return t.to(o.dtype()); })
       .def("float", [](const Tensor& t) { return t.to(kFloat32); })
       .def("double", [](const Tensor& t) { return t.to(kFloat64); })

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # pybind11's names for types, as Python annotations.
 REPLACE = [
     (r"\bwick\._C\._nn\.", ""), (r"\bwick\._C\._optim\.", ""), (r"\bwick\._C\._data\.", ""),
-    (r"\bwick\._C\._amp\.", ""), (r"\bwick\._C\._distributed\.", ""),
+    (r"\bwick\._C\._amp\.", ""), (r"\bwick\._C\._distributed\.", ""), (r"\bwick\._C\._cuda\.", ""),
     (r"\bwick\._C\.", ""), (r"\bpybind11_builtins\.", ""),
     (r"\bhandle\b", "Any"), (r"\bobject\b", "Any"), (r"\bfunction\b", "Callable[..., Any]"),
     (r"\bnumpy\.ndarray\[[^\]]*\]", "numpy.ndarray"), (r"\bcapsule\b", "Any"),
@@ -107,10 +107,10 @@ def main():
     from wick import _C
 
     out = ['"""Type stubs for wick._C (written by python/make_stubs.py; do not edit)."""',
-           "", "from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple, overload",
+           "", "from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, overload",
            "", "import numpy", ""]
     emit_module(_C, "", out)
-    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed"):
+    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed", "_cuda"):
         out += ["", f"class {sub}:", f'    """wick._C.{sub}"""']
         body = []
         emit_module(getattr(_C, sub), "    ", body, static=True)

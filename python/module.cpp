@@ -3,7 +3,6 @@
 // that takes or returns tensors.
 #include <omp.h>
 
-#include "cuda/api.h"
 #include "python/bind_common.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -22,8 +21,9 @@ PYBIND11_MODULE(_C, m) {
   init_data(m);
   init_distributed(m);
   init_amp(m);
+  init_cuda(m);
 
-  // Threads and devices, small enough to live here.
+  // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });
   m.def(
       "set_num_threads",
@@ -32,6 +32,4 @@ PYBIND11_MODULE(_C, m) {
         omp_set_num_threads(n);
       },
       py::arg("num"));
-  m.def("_cuda_is_available", []() { return wick::cuda::is_available(); });
-  m.def("_cuda_device_count", []() { return wick::cuda::device_count(); });
 }

@@ -117,6 +117,7 @@ from wick import amp  # noqa: E402
 from wick.amp import autocast  # noqa: E402,F401
 from wick import autograd  # noqa: E402
 from wick.autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
+from wick import backends  # noqa: E402
 from wick import cuda  # noqa: E402
 from wick import distributed  # noqa: E402
 from wick import nn  # noqa: E402

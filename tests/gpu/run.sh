@@ -51,14 +51,17 @@ fi
 
 benchmarks=ON
 cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON "-DWICK_CUDA_ARCHS=$archs"
-            -DWICK_TESTS=ON -DWICK_EXAMPLES=ON -DWICK_PYTHON=OFF)
+            -DWICK_TESTS=ON -DWICK_EXAMPLES=ON)
 if ! run_step configure cmake "${cmake_args[@]}" -DWICK_BENCHMARKS=ON; then
   echo "run.sh: configuring with benchmarks failed (Google Benchmark missing?); trying without"
   benchmarks=OFF
   run_step configure cmake "${cmake_args[@]}" -DWICK_BENCHMARKS=OFF || exit 1
 fi
 targets=(wick_gpu_tests bench_gpu wick_tests train_mnist)
-[ "$benchmarks" = ON ] && targets+=(bench_allocator)
+[ "$benchmarks" = ON ] && targets+=(bench_allocator bench_amp)
+# The Python extension, when pybind11 was found (WICK_PYTHON defaults on then).
+python=OFF
+grep -q "WICK_PYTHON:BOOL=ON" "$build/CMakeCache.txt" && python=ON && targets+=(_C)
 build_start=$(date +%s)
 if ! run_step build cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"; then
   echo "run.sh: the build failed"
@@ -95,6 +98,23 @@ if [ "$benchmarks" = ON ] &&
      --benchmark_filter='^(caching|malloc|cuda_caching|cudaMalloc)/'; then
   note "allocator medians (ns per alloc+free):"
   while IFS= read -r line; do note "  $line"; done < <(sed -n '/^median ns/,$p' "$logs/bench_allocator.log" | tail -n +2)
+fi
+
+# Mixed precision on the GPU: fp32 against bf16 and fp16 autocast (issue: mixed precision).
+if [ "$benchmarks" = ON ] && run_step bench_amp "$build/benchmarks/bench_amp" --device cuda; then
+  note "bench_amp --device cuda (samples/s, peak MiB):"
+  while IFS= read -r line; do note "  $line"; done < <(grep -E '^(cnn|wide_mlp|mlp) ' "$logs/bench_amp.log")
+fi
+
+# The Python package on the GPU: wick.cuda, .cuda(), streams, memory statistics.
+if [ "$python" = ON ]; then
+  if run_step python_cuda env WICK_BUILD_DIR="$build" /usr/bin/python3 -m pytest -q \
+       -p no:cacheprovider tests/python/test_cuda.py tests/python/test_amp.py; then
+    note "Python CUDA tests: $(tail -n 1 "$logs/python_cuda.log")"
+  else
+    failed=1
+    note "Python CUDA tests: FAILED - $(tail -n 1 "$logs/python_cuda.log")"
+  fi
 fi
 
 # MNIST on the GPU, when the example can be told to use it.

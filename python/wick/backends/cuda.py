@@ -1,0 +1,24 @@
+"""wick.backends.cuda: cuBLAS's math mode (torch.backends.cuda)."""
+
+from wick import _C
+
+
+class _MatmulFlags:
+    """wick.backends.cuda.matmul: `allow_tf32` lets float32 matmuls round their inputs to TF32
+    (10-bit mantissas) on tensor cores, several times faster; off by default, as in PyTorch."""
+
+    @property
+    def allow_tf32(self):
+        return _C._cuda.allow_tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, allow):
+        _C._cuda.set_allow_tf32(bool(allow))
+
+
+matmul = _MatmulFlags()
+
+
+def is_built():
+    """True when wick was built with CUDA (whether or not a GPU is present)."""
+    return _C._cuda.is_built()

@@ -1,0 +1,43 @@
+"""wick.backends.cudnn: how convolutions use cuDNN (torch.backends.cudnn).
+
+    wick.backends.cudnn.benchmark = True   # time the candidate algorithms of each new shape
+    wick.backends.cudnn.allow_tf32 = False # exact float32 convolutions (TF32 is on by default)
+
+Assigning to this module's attributes sets the C++ flags (cuda/api.h): the module's class is
+swapped for one with properties, as torch.backends.cudnn does.
+"""
+
+import sys
+import types
+
+from wick import _C
+
+
+class _CudnnModule(types.ModuleType):
+    @property
+    def benchmark(self):
+        return _C._cuda.cudnn_benchmark()
+
+    @benchmark.setter
+    def benchmark(self, value):
+        _C._cuda.set_cudnn_benchmark(bool(value))
+
+    @property
+    def allow_tf32(self):
+        return _C._cuda.cudnn_allow_tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        _C._cuda.set_cudnn_allow_tf32(bool(value))
+
+
+def version():
+    """cuDNN's version as a number (e.g. 91900 for 9.19.0), or None when it is not loaded."""
+    return _C._cuda.cudnn_version() or None
+
+
+def is_available():
+    return version() is not None
+
+
+sys.modules[__name__].__class__ = _CudnnModule
