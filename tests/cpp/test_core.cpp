@@ -2,6 +2,7 @@
 #include <omp.h>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <sstream>
 
 #include "tests/cpp/test_util.h"
@@ -66,6 +67,25 @@ TEST(Half, RoundTripAndRounding) {
   EXPECT_EQ(float(Half::from_bits(0x3555)), 0.333251953125f);
   for (uint32_t b = 0; b < 0x7c00; b += 7) {  // every finite half converts back to itself
     EXPECT_EQ(Half(float(Half::from_bits(static_cast<uint16_t>(b)))).bits, b);
+  }
+}
+
+// Note [hardware half conversion]: the portable conversions give F16C's bits for every input.
+TEST(Half, PortableConversionMatchesTheHardware) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    uint16_t bits = static_cast<uint16_t>(h);
+    float portable = half_bits_to_float_portable(bits), used = half_bits_to_float(bits);
+    ASSERT_EQ(float_bits(portable), float_bits(used)) << "half bits " << h;
+  }
+  std::mt19937 gen(3);
+  for (int i = 0; i < 200000; ++i) {
+    // Random bit patterns cover every exponent, NaNs and subnormals included.
+    uint32_t x = static_cast<uint32_t>(gen());
+    float f = bits_float(x);
+    ASSERT_EQ(float_to_half_bits_portable(f), float_to_half_bits(f)) << "float bits " << x;
+  }
+  for (uint32_t x = 0x33000000u; x < 0x33800000u; x += 0x101) {  // around the subnormal edge
+    ASSERT_EQ(float_to_half_bits_portable(bits_float(x)), float_to_half_bits(bits_float(x)));
   }
 }
 
