@@ -11,24 +11,16 @@ import sys
 import types
 
 from wick import _C
+from wick.backends._flags import flag_property
 
 
 class _CudnnModule(types.ModuleType):
-    @property
-    def benchmark(self):
-        return _C._cuda.cudnn_benchmark()
-
-    @benchmark.setter
-    def benchmark(self, value):
-        _C._cuda.set_cudnn_benchmark(bool(value))
-
-    @property
-    def allow_tf32(self):
-        return _C._cuda.cudnn_allow_tf32()
-
-    @allow_tf32.setter
-    def allow_tf32(self, value):
-        _C._cuda.set_cudnn_allow_tf32(bool(value))
+    benchmark = flag_property(
+        _C._cuda.cudnn_benchmark, _C._cuda.set_cudnn_benchmark,
+        "Time the candidate convolution algorithms of each new shape and keep the fastest.")
+    allow_tf32 = flag_property(
+        _C._cuda.cudnn_allow_tf32, _C._cuda.set_cudnn_allow_tf32,
+        "Let float32 convolutions use TF32 tensor cores (on by default, as in PyTorch).")
 
 
 def version():
