@@ -182,7 +182,8 @@ def main():
     parser.add_argument("--amp", default="none", choices=["none", "bf16", "fp16"],
                         help="mixed precision (fp16 adds dynamic loss scaling)")
     parser.add_argument("--ddp", action="store_true",
-                        help="data-parallel over the processes of mpirun (MPI backend; NCCL with --device cuda)")
+                        help="data-parallel over the processes of mpirun "
+                             "(MPI backend; NCCL with --device cuda)")
     parser.add_argument("--json", type=int, default=0,
                         help="1: end with one JSON line of results (as the C++ example)")
     args = parser.parse_args()

@@ -9,8 +9,8 @@ class _MatmulFlags:
 
     allow_tf32 = flag_property(
         _C._cuda.allow_tf32, _C._cuda.set_allow_tf32,
-        "Lets float32 matmuls round their inputs to TF32 (10-bit mantissas) on tensor cores, several "
-        "times faster; off by default, as in PyTorch.")
+        "Lets float32 matmuls round their inputs to TF32 (10-bit mantissas) on tensor cores, "
+        "several times faster; off by default, as in PyTorch.")
 
 
 matmul = _MatmulFlags()
