@@ -238,6 +238,13 @@ int main(int argc, char** argv) try {
   if (!flags.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data())) return 0;
 
   Ddp ddp;
+  ddp.device = Device(flags.str("device"));
+  if (flags.has("ddp") && (flags.str("ddp") == "nccl") != ddp.device.is_cuda()) {
+    // The backend decides where the gradients live: MPI reduces CPU tensors, NCCL GPU ones.
+    throw std::invalid_argument("[train_mnist] --ddp " + flags.str("ddp") + " needs --device " +
+                                (flags.str("ddp") == "nccl" ? "cuda" : "cpu") + "; got --device " +
+                                flags.str("device"));
+  }
   if (flags.has("ddp")) {
     distributed::InitOptions init;
     init.timeout = distributed::Seconds(flags.real("timeout"));
@@ -251,7 +258,6 @@ int main(int argc, char** argv) try {
       omp_set_num_threads(std::max(1, omp_get_num_procs() / local));
     }
   }
-  if (!flags.has("ddp")) ddp.device = Device(flags.str("device"));
   if (flags.integer("threads") > 0) omp_set_num_threads(static_cast<int>(flags.integer("threads")));
 
   const int64_t epochs = flags.integer("epochs"), batch_size = flags.integer("batch-size");

@@ -44,6 +44,10 @@ set +e
 "$binary" --model resnet > "$tmp/bad.log" 2>&1; code=$?
 set -e
 [ "$code" -eq 2 ] && grep -q "model must be mlp or cnn" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
+set +e
+"$binary" --ddp mpi --device cuda > "$tmp/bad.log" 2>&1; code=$?
+set -e
+[ "$code" -eq 2 ] && grep -q "\-\-ddp mpi needs --device cpu" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 "$binary" --data /nonexistent > "$tmp/bad.log" 2>&1 && exit 1
 grep -q "mnist" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 echo "train_mnist: learns (test accuracy $accuracy after 2 epochs; ${amp_accuracy[*]}), resumes" \
