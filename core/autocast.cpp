@@ -11,8 +11,8 @@ namespace {
 
 // Per thread, like PyTorch: a data-loader worker never inherits the training thread's autocast.
 struct State {
-  bool enabled[kNumDeviceTypes] = {false, false};
-  DType dtype[kNumDeviceTypes] = {kBFloat16, kFloat16};
+  bool enabled[kNumDeviceTypes] = {false, false, false};
+  DType dtype[kNumDeviceTypes] = {kBFloat16, kFloat16, kBFloat16};
   int depth = 0;  // enabled guards alive; the cast cache lives while it is positive
   struct Key {
     const TensorImpl* impl;
@@ -59,6 +59,18 @@ AutocastGuard::~AutocastGuard() {
   s.dtype[index(device_)] = previous_dtype_;
 }
 
+const char* autocast_policy_name(AutocastPolicy policy) {
+  switch (policy) {
+    case AutocastPolicy::LowerPrecision:
+      return "lower_precision";
+    case AutocastPolicy::Float32:
+      return "float32";
+    case AutocastPolicy::Keep:
+      break;
+  }
+  return "keep";
+}
+
 namespace autocast {
 
 bool is_enabled(DeviceType device) { return state().enabled[index(device)]; }
@@ -66,7 +78,7 @@ DType lower_dtype(DeviceType device) { return state().dtype[index(device)]; }
 DType default_lower_dtype(DeviceType device) { return device == kCPU ? kBFloat16 : kFloat16; }
 
 Tensor cast(AutocastPolicy policy, const Tensor& t) {
-  if (!t.defined()) return t;
+  if (!t.defined() || policy == AutocastPolicy::Keep) return t;
   State& s = state();
   DeviceType device = t.device().type;
   if (!s.enabled[index(device)] || !t.is_floating_point() || t.dtype() == kFloat64) return t;

@@ -24,7 +24,9 @@ namespace wick {
 enum class AutocastPolicy {
   LowerPrecision,  // run in the autocast dtype
   Float32,         // run in float32
+  Keep,            // run in the inputs' dtype: autocast leaves the op alone
 };
+const char* autocast_policy_name(AutocastPolicy policy);
 
 // Turns autocast on (or, with enabled=false, off) for `device` until destroyed; scopes nest and
 // each restores the state it found. dtype must be float16 or bfloat16.

@@ -3,7 +3,7 @@
 #include <new>
 
 #include "core/allocator.h"
-#include "core/dispatch.h"
+#include "core/backend.h"
 #include "core/error.h"
 
 namespace wick {
@@ -56,7 +56,7 @@ class CpuAllocator final : public Allocator {
   std::atomic<int64_t> allocated_{0}, peak_{0}, allocs_{0}, frees_{0};
 };
 
-Allocator* g_allocators[kNumDeviceTypes] = {nullptr, nullptr};
+std::atomic<Allocator*> g_allocators[kNumDeviceTypes] = {};
 
 }  // namespace
 
@@ -68,22 +68,21 @@ Allocator* cpu_allocator() {
 Allocator* get_allocator(DeviceType type) {
   Allocator* a = g_allocators[static_cast<int>(type)];
   if (a != nullptr) return a;
-  if (type != kCPU) {
-    // Device backends install their allocators when they register their kernels, which happens
-    // on the registry's first use; a device tensor may be the first thing a program makes.
-    kernel_registry();
-    if ((a = g_allocators[static_cast<int>(type)]) != nullptr) return a;
-  }
-  check_state(type == kCPU, "allocator", "no allocator is registered for ", device_type_name(type),
-              " (was wick built with CUDA, and is a device present?)");
-  return cpu_allocator();
+  if (type == kCPU) return cpu_allocator();
+  // A backend's allocator is installed on its first tensor (core/backend.h).
+  const Backend* backend = find_backend(type);
+  check_state(backend != nullptr, "allocator", "no backend is registered for ",
+              device_type_name(type),
+              type == kCUDA ? " (wick was built without CUDA: rebuild with -DWICK_CUDA=ON)" : "");
+  a = backend->allocator();
+  Allocator* expected = nullptr;
+  // Two threads may race to the first tensor; both get the one that was installed first.
+  if (!g_allocators[static_cast<int>(type)].compare_exchange_strong(expected, a)) a = expected;
+  return a;
 }
 
 Allocator* set_allocator(DeviceType type, Allocator* allocator) {
-  Allocator*& slot = g_allocators[static_cast<int>(type)];
-  Allocator* previous = slot;
-  slot = allocator;
-  return previous;
+  return g_allocators[static_cast<int>(type)].exchange(allocator);
 }
 
 }  // namespace wick

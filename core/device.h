@@ -1,4 +1,6 @@
-// Where a tensor's memory lives: the host (CPU) or a CUDA device with an index.
+// Where a tensor's memory lives: the host (CPU), a CUDA device with an index, or a device of a
+// backend added without editing core (PyTorch's "PrivateUse1" slot: the backend names it when it
+// registers, see core/backend.h and docs/adding_a_backend.md).
 #pragma once
 
 #include <cstdint>
@@ -7,8 +9,8 @@
 
 namespace wick {
 
-enum class DeviceType : uint8_t { CPU, CUDA };
-constexpr int kNumDeviceTypes = 2;
+enum class DeviceType : uint8_t { CPU, CUDA, PrivateUse1 };
+constexpr int kNumDeviceTypes = 3;
 
 struct Device {
   DeviceType type = DeviceType::CPU;
@@ -16,7 +18,8 @@ struct Device {
 
   Device() = default;
   Device(DeviceType t, int i = 0) : type(t), index(i) {}  // NOLINT: Device(kCPU) reads naturally
-  // "cpu", "cuda", "cuda:1"; throws std::invalid_argument for anything else.
+  // "cpu", "cuda", "cuda:1", or a registered backend's name ("name:N"); throws
+  // std::invalid_argument for anything else.
   explicit Device(const std::string& spec);
 
   bool is_cpu() const { return type == DeviceType::CPU; }
@@ -28,6 +31,7 @@ struct Device {
 
 constexpr DeviceType kCPU = DeviceType::CPU;
 constexpr DeviceType kCUDA = DeviceType::CUDA;
+constexpr DeviceType kPrivateUse1 = DeviceType::PrivateUse1;
 
 const char* device_type_name(DeviceType type);
 std::ostream& operator<<(std::ostream& os, const Device& device);

@@ -4,54 +4,105 @@
 #include <iostream>
 #include <mutex>
 
+#include "core/backend.h"
+#include "core/op_table.h"
+
 namespace wick {
 
 namespace {
-
-// In the order of OpKey.
-// clang-format off
-constexpr const char* kOpNames[] = {
-    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
-    "gelu_tanh", "silu", "leaky_relu", "clamp", "pow_scalar", "logical_not",
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or",
-    "relu_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward", "sigmoid_backward",
-    "tanh_backward",
-    "where",
-    "sum", "max_dim", "min_dim",
-    "copy", "fill", "arange", "uniform", "normal",
-    "bmm",
-    "index_select", "gather", "scatter_add",
-    "softmax", "log_softmax",
-    "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "avg_pool2d",
-    "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "batch_norm",
-    "batch_norm_backward",
-    "adam_step", "sgd_step",
-};
-// clang-format on
-static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kNumOps, "kOpNames must follow OpKey");
 
 std::atomic<FallbackMode> g_fallback_mode{FallbackMode::Warn};
 std::atomic<int64_t> g_fallback_counts[kNumOps];
 
 }  // namespace
 
-const char* op_name(OpKey op) { return kOpNames[static_cast<int>(op)]; }
+const char* op_name(OpKey op) { return op_info(op).name; }
+
+void KernelRegistry::check_signature(OpKey op, const std::type_info& signature) {
+  const OpInfo& info = op_info(op);
+  check_state(*info.kernel == signature, "dispatch", "a kernel for ", info.name,
+              " was registered with another signature than the op table's ", info.family);
+}
+
+// Note [backend registration]
+// The table is built on first use with the CPU column; each registered backend fills its own
+// column, whether it registered before that first use (its kernels are added as the table is
+// built) or after it (they are added at once). Backends usually register from a static
+// initializer while the library loads, and an op may run in another static initializer first,
+// so neither order may lose kernels.
+namespace {
+
+struct Backends {
+  std::mutex mutex;
+  Backend slot[kNumDeviceTypes];       // by device type; a slot is empty while its name is ""
+  KernelRegistry* registry = nullptr;  // set once the table is built
+  bool present(int i) const { return slot[i].register_kernels != nullptr; }
+};
+
+Backends& backends() {
+  static auto* b = new Backends();  // never destroyed: kernels may run during static teardown
+  return *b;
+}
+
+}  // namespace
 
 KernelRegistry& kernel_registry() {
   static KernelRegistry* registry = [] {
-    auto* r = new KernelRegistry();  // never destroyed: kernels may run during static teardown
+    auto* r = new KernelRegistry();  // never destroyed, like backends()
     register_cpu_kernels(*r);
-    register_cuda_kernels(*r);
+    Backends& b = backends();
+    std::lock_guard<std::mutex> lock(b.mutex);
+    for (int i = 0; i < kNumDeviceTypes; ++i) {
+      if (b.present(i)) b.slot[i].register_kernels(*r);
+    }
+    b.registry = r;
     return r;
   }();
   return *registry;
 }
 
+bool register_backend(const Backend& backend) {
+  check_value(backend.type != kCPU, "register_backend", "the CPU backend is part of core");
+  check_value(backend.register_kernels != nullptr && backend.allocator != nullptr,
+              "register_backend", "backend '", backend.name,
+              "' needs register_kernels and allocator");
+  Backends& b = backends();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  b.slot[static_cast<int>(backend.type)] = backend;
+  if (b.registry != nullptr) backend.register_kernels(*b.registry);
+  return true;
+}
+
+const Backend* find_backend(DeviceType type) {
+  Backends& b = backends();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  int i = static_cast<int>(type);
+  return b.present(i) ? &b.slot[i] : nullptr;
+}
+
+const Backend* find_backend(const std::string& name) {
+  Backends& b = backends();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  for (int i = 0; i < kNumDeviceTypes; ++i) {
+    if (b.present(i) && name == b.slot[i].name) return &b.slot[i];
+  }
+  return nullptr;
+}
+
+std::vector<Backend> registered_backends() {
+  Backends& b = backends();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  std::vector<Backend> list;
+  for (int i = 0; i < kNumDeviceTypes; ++i) {
+    if (b.present(i)) list.push_back(b.slot[i]);
+  }
+  return list;
+}
+
 std::vector<std::string> missing_kernels(DeviceType device) {
   std::vector<std::string> missing;
-  for (int i = 0; i < kNumOps; ++i) {
-    if (!kernel_registry().has(static_cast<OpKey>(i), device)) missing.push_back(kOpNames[i]);
+  for (const OpInfo& info : op_table()) {
+    if (!kernel_registry().has(info.key, device)) missing.push_back(info.name);
   }
   return missing;
 }
@@ -62,7 +113,7 @@ FallbackMode fallback_mode() { return g_fallback_mode; }
 std::vector<std::pair<std::string, int64_t>> fallback_counts() {
   std::vector<std::pair<std::string, int64_t>> counts;
   for (int i = 0; i < kNumOps; ++i) {
-    if (int64_t n = g_fallback_counts[i].load()) counts.emplace_back(kOpNames[i], n);
+    if (int64_t n = g_fallback_counts[i].load()) counts.emplace_back(op_name(OpKey(i)), n);
   }
   return counts;
 }

@@ -3,9 +3,10 @@
 // Each op's front function (core/ops/) validates its arguments, promotes dtypes, computes the
 // output shape, allocates the output, and then calls
 //     dispatch<UnaryKernel>(OpKey::exp, device, x, out, params);
-// which looks the kernel up in one explicit table indexed by (op, device type). The table is filled
-// by register_cpu_kernels() and register_cuda_kernels() - plain functions, called once when the
-// table is first used - so it can be listed: which ops does each device implement?
+// which looks the kernel up in one explicit table indexed by (op, device type). The ops are the
+// rows of the op table (core/op_table.h); the CPU column is filled by register_cpu_kernels() when
+// the table is first used, and every other backend fills its own column when it registers
+// (core/backend.h), so the table can be listed: which ops does each device implement?
 //
 // Note [operator fallback]
 // When a device has no kernel for an op, real frameworks either fail or copy the inputs to the
@@ -31,8 +32,10 @@ namespace wick {
 
 class KernelRegistry {
  public:
+  // Registers `fn` for `op` on `device`; its signature must be the op's (op_kernel_signature).
   template <class Fn>
   void add(OpKey op, DeviceType device, Fn fn) {
+    check_signature(op, typeid(Fn));
     table_[index(op)][static_cast<int>(device)] = {reinterpret_cast<void (*)()>(fn), &typeid(Fn)};
   }
 
@@ -51,6 +54,7 @@ class KernelRegistry {
   }
 
  private:
+  static void check_signature(OpKey op, const std::type_info& signature);
   struct Entry {
     void (*fn)() = nullptr;
     const std::type_info* signature = nullptr;
@@ -62,9 +66,8 @@ class KernelRegistry {
 // The table, filled on first use.
 KernelRegistry& kernel_registry();
 
-// Implemented by core/cpu/register.cpp and by cuda/ (cuda/no_cuda.cpp in a CPU-only build).
+// Implemented by core/cpu/register.cpp; other backends register through core/backend.h.
 void register_cpu_kernels(KernelRegistry& registry);
-void register_cuda_kernels(KernelRegistry& registry);
 
 // Ops `device` has no kernel for (they run through the CPU fallback there).
 std::vector<std::string> missing_kernels(DeviceType device);

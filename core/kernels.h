@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
+#include "core/ops/op_list.h"
 #include "core/scalar.h"
 #include "core/shape.h"
 
@@ -13,40 +15,14 @@ namespace wick {
 
 class Tensor;
 
-// Ops with a kernel table entry. Ops not listed here (var, logsumexp, cat, linear, ...) are
-// composed from these in their front functions, so they run on every device with no extra code.
-// clang-format off
+// Ops with a kernel table entry, one per row of core/ops/op_list.h (the op table). Ops not listed
+// there (var, logsumexp, cat, linear, ...) are composed from these in their front functions, so
+// they run on every device with no extra code.
+#define WICK_OP_KEY(name, ...) name,
 enum class OpKey : uint16_t {
-  // unary elementwise: UnaryKernel
-  neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu, gelu_tanh, silu,
-  leaky_relu, clamp, pow_scalar, logical_not,
-  // binary elementwise: BinaryKernel (outputs of comparisons are bool)
-  add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge, logical_and, logical_or,
-  // fused backward of activations: BinaryKernel(grad, saved, out)
-  relu_backward, gelu_backward, gelu_tanh_backward, silu_backward, sigmoid_backward,
-  tanh_backward,
-  where,             // WhereKernel
-  sum,               // ReduceKernel
-  max_dim, min_dim,  // ArgReduceKernel
-  copy,              // CopyKernel: strided copy with dtype conversion
-  fill,              // FillKernel
-  arange,            // ArangeKernel
-  uniform, normal,   // RandomKernel
-  bmm,               // BmmKernel
-  index_select, gather,  // IndexKernel
-  scatter_add,           // ScatterAddKernel
-  softmax, log_softmax,  // SoftmaxKernel
-  // neural-network layers (front functions in core/ops/nn.h)
-  conv2d, conv2d_backward,                 // Conv2dKernel, Conv2dBackwardKernel
-  max_pool2d, max_pool2d_backward,         // MaxPool2dKernel, MaxPool2dBackwardKernel
-  avg_pool2d, avg_pool2d_backward,         // AvgPool2dKernel, AvgPool2dBackwardKernel
-  adaptive_avg_pool2d, adaptive_avg_pool2d_backward,  // AvgPool2dKernel, AvgPool2dBackwardKernel
-  batch_norm, batch_norm_backward,         // BatchNormKernel, BatchNormBackwardKernel
-  // optimizer updates, fused into one pass over each parameter (nn/optim.cpp)
-  adam_step, sgd_step,                     // AdamStepKernel, SgdStepKernel
-  kCount
+  WICK_UNARY_OPS(WICK_OP_KEY) WICK_BINARY_OPS(WICK_OP_KEY) WICK_KERNEL_OPS(WICK_OP_KEY) kCount
 };
-// clang-format on
+#undef WICK_OP_KEY
 constexpr int kNumOps = static_cast<int>(OpKey::kCount);
 
 const char* op_name(OpKey op);
@@ -59,15 +35,21 @@ struct PhiloxState {
   uint64_t offset = 0;
 };
 
-struct UnaryParams {  // leaky_relu slope; clamp bounds; pow exponent
-  double a = 0;
-  double b = 0;
+// The attributes of the unary ops that take any, by name; each op reads only its own (the attrs
+// column of its row in core/ops/op_list.h). Plain values, so a CUDA kernel takes them by value.
+struct UnaryAttrs {
+  double negative_slope = 0.01;  // leaky_relu
+  double min =
+      -std::numeric_limits<double>::infinity();  // clamp (an infinite bound clamps nothing)
+  double max = std::numeric_limits<double>::infinity();
+  double exponent = 1.0;  // pow_scalar
 };
 
-using UnaryKernel = void (*)(const Tensor& in, Tensor& out, UnaryParams params);
+using UnaryKernel = void (*)(const Tensor& in, Tensor& out, const UnaryAttrs& attrs);
 using BinaryKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out);
 using WhereKernel = void (*)(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);
-// Sums `in` over `dims` (sorted) into `out`, which has `in`'s shape with those dims set to 1.
+// Reduces `in` over `dims` (sorted) into `out`, which has `in`'s shape with those dims set to 1:
+// sum (integers and bool into int64), amax, amin (NaN propagates, as in PyTorch).
 using ReduceKernel = void (*)(const Tensor& in, Tensor& out, const DimVec& dims);
 // Max or min along `dim` into `values` and int64 `indices` (both with `dim` set to 1).
 using ArgReduceKernel = void (*)(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim);

@@ -235,13 +235,10 @@ memory::CachingAllocator* caching(int device, const char* op) {
 
 }  // namespace
 
-void install_cuda_allocator() {
+Allocator* cuda_backend_allocator() {
   static NoDeviceAllocator no_device;
-  if (device_count_or_zero() > 0) {
-    set_allocator(kCUDA, &cuda_allocator());
-  } else {
-    set_allocator(kCUDA, &no_device);
-  }
+  if (device_count_or_zero() > 0) return &cuda_allocator();
+  return &no_device;
 }
 
 memory::AllocatorPolicy& device_policy(int device) {

@@ -11,9 +11,10 @@
 
 namespace wick::cuda {
 
-// Installs the CUDA allocator for kCUDA, or, without a device, one whose every allocation
-// throws "[cuda] no CUDA device is available (...)". Called by register_cuda_kernels.
-void install_cuda_allocator();
+// The allocator for kCUDA tensors: the caching allocator, or, without a device, one whose every
+// allocation throws "[cuda] no CUDA device is available (...)". The CUDA backend's description
+// (cuda/register.cpp) hands it to core on the first CUDA tensor.
+Allocator* cuda_backend_allocator();
 
 // The allocator policy of `device` (created on first use; WICK_ALLOC_CONF picks the policy).
 memory::AllocatorPolicy& device_policy(int device);

@@ -11,6 +11,7 @@ namespace wick::cuda {
 void register_elementwise_kernels(KernelRegistry& registry);  // elementwise.cu
 void register_copy_kernels(KernelRegistry& registry);         // copy.cpp, copy_kernels.cu
 void register_reduce_kernels(KernelRegistry& registry);       // reduce.cu
+void register_extreme_kernels(KernelRegistry& registry);      // reduce_extreme.cu
 void register_index_kernels(KernelRegistry& registry);        // index.cu
 void register_nn_kernels(KernelRegistry& registry);           // nn.cu
 void register_optim_kernels(KernelRegistry& registry);        // optim.cu

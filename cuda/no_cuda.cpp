@@ -1,8 +1,9 @@
-// The CUDA entry points of a build without CUDA: no kernels to register, a CUDA "allocator" that
+// The CUDA entry points of a build without CUDA: a backend with no kernels and an allocator that
 // explains, is_available() == false, device_count() == 0, and everything else throws
 // "[cuda] wick was built without CUDA".
 #include <stdexcept>
 
+#include "core/backend.h"
 #include "core/dispatch.h"
 #include "cuda/api.h"
 
@@ -28,12 +29,24 @@ class NoCudaAllocator final : public Allocator {
   void reset_peak() override {}
 };
 
-}  // namespace
-
-void register_cuda_kernels(KernelRegistry&) {
-  static NoCudaAllocator allocator;
-  set_allocator(kCUDA, &allocator);
+// A "cuda" backend with no kernels whose allocator explains, so that making a CUDA tensor says
+// how to get one.
+Backend no_cuda_backend() {
+  Backend b;
+  b.type = kCUDA;
+  b.name = "cuda";
+  b.register_kernels = [](KernelRegistry&) {};
+  b.allocator = []() -> Allocator* {
+    static NoCudaAllocator allocator;
+    return &allocator;
+  };
+  b.device_count = [] { return 0; };
+  return b;
 }
+
+const bool registered = register_backend(no_cuda_backend());
+
+}  // namespace
 
 namespace cuda {
 

@@ -1,30 +1,53 @@
-// register_cuda_kernels: fills the CUDA column of the kernel table and installs the CUDA
-// allocator (or, with no device, one that says so). Kernels are registered even without a
-// device, so missing_kernels(kCUDA) lists the real coverage of this build.
+// The CUDA backend's description (core/backend.h), installed while libwick loads: its kernels
+// fill the CUDA column of the kernel table (even without a device, so missing_kernels(kCUDA)
+// lists the real coverage of this build), and its allocator is installed on the first CUDA tensor.
 #include <iostream>
 
+#include "core/backend.h"
 #include "cuda/allocator.h"
+#include "cuda/api.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 
-namespace wick {
+namespace wick::cuda {
 
-void register_cuda_kernels(KernelRegistry& registry) {
-  cuda::register_elementwise_kernels(registry);
-  cuda::register_copy_kernels(registry);
-  cuda::register_reduce_kernels(registry);
-  cuda::register_index_kernels(registry);
-  cuda::register_nn_kernels(registry);
-  cuda::register_optim_kernels(registry);
-  cuda::register_blas_kernels(registry);
-  cuda::register_conv_kernels(registry);
-  cuda::install_cuda_allocator();
-  // A cuDNN that does not match is refused by the convolutions (with this message); say it at
-  // start-up too, so it is not a surprise at the first conv2d.
-  if (cuda::device_count_or_zero() > 0) {
-    std::string problem = cuda::cudnn_version_problem();
-    if (!problem.empty()) std::cerr << "[wick] warning: cuDNN cannot be used: " << problem << "\n";
-  }
+namespace {
+
+void register_kernels(KernelRegistry& registry) {
+  register_elementwise_kernels(registry);
+  register_copy_kernels(registry);
+  register_reduce_kernels(registry);
+  register_extreme_kernels(registry);
+  register_index_kernels(registry);
+  register_nn_kernels(registry);
+  register_optim_kernels(registry);
+  register_blas_kernels(registry);
+  register_conv_kernels(registry);
 }
 
-}  // namespace wick
+Allocator* first_tensor_allocator() {
+  // A cuDNN that does not match is refused by the convolutions (with this message); say it when
+  // the first CUDA tensor is made too, so it is not a surprise at the first conv2d.
+  if (device_count_or_zero() > 0) {
+    std::string problem = cudnn_version_problem();
+    if (!problem.empty()) std::cerr << "[wick] warning: cuDNN cannot be used: " << problem << "\n";
+  }
+  return cuda_backend_allocator();
+}
+
+Backend cuda_backend() {
+  Backend b;
+  b.type = kCUDA;
+  b.name = "cuda";
+  b.register_kernels = register_kernels;
+  b.allocator = first_tensor_allocator;
+  b.device_count = [] { return device_count_or_zero(); };
+  b.synchronize = [](int device) { cuda::synchronize(device); };
+  return b;
+}
+
+const bool registered = register_backend(cuda_backend());
+
+}  // namespace
+
+}  // namespace wick::cuda

@@ -43,6 +43,7 @@ void init_distributed(py::module_& m);
 void init_amp(py::module_& m);
 // bind_cuda.cpp: devices, streams, events, allocator statistics, math modes (wick.cuda).
 void init_cuda(py::module_& m);
+void init_op_table(py::module_& m);  // bind_op_table.cpp: _ops(), _backends(), _missing_kernels()
 
 // ---- conversions ----
 

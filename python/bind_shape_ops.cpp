@@ -224,9 +224,7 @@ void init_shape_ops(py::module_& m) {
       py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
   bind_both(
       cls, m, "amin",
-      [](const Tensor& x, py::handle dim, bool keepdim) {
-        return -amax(-x, to_dims(dim), keepdim);
-      },
+      [](const Tensor& x, py::handle dim, bool keepdim) { return amin(x, to_dims(dim), keepdim); },
       py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
   bind_both(
       cls, m, "argmax",
@@ -262,25 +260,16 @@ void init_shape_ops(py::module_& m) {
       py::arg("dim"), py::arg("keepdim") = false);
   bind_both(
       cls, m, "any",
-      [](const Tensor& x, py::handle dim, bool keepdim) {
-        return sum(ne(x, 0), to_dims(dim), keepdim) > 0;
-      },
+      [](const Tensor& x, py::handle dim, bool keepdim) { return any(x, to_dims(dim), keepdim); },
       py::arg("dim") = py::none(), py::arg("keepdim") = false);
   bind_both(
       cls, m, "all",
-      [](const Tensor& x, py::handle dim, bool keepdim) {
-        return sum(eq(x, 0), to_dims(dim), keepdim) == 0;
-      },
+      [](const Tensor& x, py::handle dim, bool keepdim) { return all(x, to_dims(dim), keepdim); },
       py::arg("dim") = py::none(), py::arg("keepdim") = false);
   bind_both(
       cls, m, "norm",
       [](const Tensor& x, py::handle p, py::handle dim, bool keepdim) {
-        double order = p.is_none() ? 2.0 : p.cast<double>();
-        DimList dims = to_dims(dim);
-        if (std::isinf(order)) return amax(abs(x), dims, keepdim);
-        if (order == 1.0) return sum(abs(x), dims, keepdim);
-        if (order == 2.0) return sqrt(sum(x * x, dims, keepdim));
-        return pow(sum(pow(abs(x), order), dims, keepdim), 1.0 / order);
+        return norm(x, p.is_none() ? 2.0 : p.cast<double>(), to_dims(dim), keepdim);
       },
       py::arg("p") = py::none(), py::arg("dim") = py::none(), py::arg("keepdim") = false);
 
@@ -289,13 +278,7 @@ void init_shape_ops(py::module_& m) {
       cls, m, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); },
       py::arg("other"));
   bind_both(
-      cls, m, "mm",
-      [](const Tensor& a, const Tensor& b) {
-        check_value(a.dim() == 2 && b.dim() == 2, "mm", "both operands must be 2-D; got ",
-                    a.shape(), " and ", b.shape());
-        return matmul(a, b);
-      },
-      py::arg("mat2"));
+      cls, m, "mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, py::arg("mat2"));
   bind_both(
       cls, m, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("mat2"));
   bind_both(

@@ -10,6 +10,7 @@
 // a method and as a module function, so the two forms cannot drift apart.
 #include <pybind11/stl.h>
 
+#include "core/op_table.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
@@ -355,27 +356,13 @@ void init_tensor_ops(py::module_& m) {
   bind_operators(cls);
   bind_inplace(cls);
 
-  // ---- unary math ----
-  using Unary = Tensor (*)(const Tensor&);
-  const std::pair<const char*, Unary> unary[] = {
-      {"neg", neg},
-      {"negative", neg},
-      {"abs", abs},
-      {"exp", exp},
-      {"log", log},
-      {"sqrt", sqrt},
-      {"rsqrt", rsqrt},
-      {"sin", sin},
-      {"cos", cos},
-      {"tanh", tanh},
-      {"sigmoid", sigmoid},
-      {"relu", relu},
-      {"logical_not", logical_not},
-  };
-  for (const auto& [name, fn] : unary) bind_both(cls, m, name, fn);
-  bind_both(cls, m, "square", [](const Tensor& x) { return x * x; });
-  bind_both(cls, m, "reciprocal", [](const Tensor& x) { return 1.0 / x; });
-  bind_both(cls, m, "log1p", [](const Tensor& x) { return log(x + 1.0); });
+  // ---- unary math: every plain unary op of the op table, and torch's alias `negative` ----
+  for (const OpInfo& op : op_table()) {
+    if (!op.generated_api) continue;
+    OpKey key = op.key;
+    bind_both(cls, m, op.name, [key](const Tensor& x) { return unary_op(key, x); });
+  }
+  bind_both(cls, m, "negative", [](const Tensor& x) { return neg(x); });
 
   // ---- binary math (tensor or number) ----
   bind_both(
@@ -412,20 +399,15 @@ void init_tensor_ops(py::module_& m) {
   bind_both(cls, m, "logical_and", &binary_method<land_tt, land_ts>, py::arg("other"));
   bind_both(cls, m, "logical_or", &binary_method<lor_tt, lor_ts>, py::arg("other"));
   bind_both(
-      cls, m, "equal",
-      [](const Tensor& a, const Tensor& b) {
-        return a.shape() == b.shape() &&
-               (a.numel() == 0 || logical_not(eq(a, b)).sum().item<int64_t>() == 0);
-      },
+      cls, m, "equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); },
       py::arg("other"));
   bind_both(
       cls, m, "allclose",
-      [](const Tensor& a, const Tensor& b, double rtol, double atol) {
-        Tensor diff = abs(a.to(kFloat64) - b.to(kFloat64));
-        Tensor bound = abs(b.to(kFloat64)) * rtol + atol;
-        return (diff > bound).sum().item<int64_t>() == 0;
+      [](const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+        return allclose(a, b, rtol, atol, equal_nan);
       },
-      py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8);
+      py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8,
+      py::arg("equal_nan") = false);
   bind_both(cls, m, "clamp", &clamp_any, py::arg("min") = py::none(), py::arg("max") = py::none());
   bind_both(cls, m, "clip", &clamp_any, py::arg("min") = py::none(), py::arg("max") = py::none());
   bind_both(

@@ -22,6 +22,7 @@ PYBIND11_MODULE(_C, m) {
   init_distributed(m);
   init_amp(m);
   init_cuda(m);
+  init_op_table(m);
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

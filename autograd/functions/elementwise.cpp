@@ -11,77 +11,14 @@ Tensor as_float_mask(const Tensor& mask, const Tensor& like) { return mask.to(li
 bool needs(const Node& node, size_t i) { return node.next[i] != nullptr; }
 }  // namespace
 
-void UnaryBackward::init(const char* name, Formula formula, const Tensor& saved,
-                         bool saved_is_output, UnaryParams params) {
-  name_ = name;
-  formula_ = formula;
-  saved_ = SavedTensor(saved, saved_is_output);
-  params_ = params;
+void UnaryBackward::init(const OpInfo& op, const Tensor& saved, const UnaryAttrs& attrs) {
+  op_ = &op;
+  if (op.saves != Saves::Nothing) saved_ = SavedTensor(saved, op.saves == Saves::Output);
+  attrs_ = attrs;
 }
 
 TensorList UnaryBackward::apply(const Tensor& grad) {
-  return {formula_(grad, saved_.unpack(*this), params_)};
-}
-
-Tensor neg_backward(const Tensor& grad, const Tensor&, const UnaryParams&) { return -grad; }
-
-Tensor abs_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) {
-  Tensor sign = as_float_mask(x > 0, grad) - as_float_mask(x < 0, grad);
-  return grad * sign;
-}
-
-Tensor exp_backward(const Tensor& grad, const Tensor& y, const UnaryParams&) { return grad * y; }
-
-Tensor log_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) { return grad / x; }
-
-Tensor sqrt_backward(const Tensor& grad, const Tensor& y, const UnaryParams&) {
-  return grad / (y * 2.0);
-}
-
-Tensor rsqrt_backward(const Tensor& grad, const Tensor& y, const UnaryParams&) {
-  return grad * y * y * y * -0.5;  // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
-}
-
-Tensor sin_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) {
-  return grad * cos(x);
-}
-
-Tensor cos_backward(const Tensor& grad, const Tensor& x, const UnaryParams&) {
-  return -(grad * sin(x));
-}
-
-Tensor tanh_backward_formula(const Tensor& grad, const Tensor& y, const UnaryParams&) {
-  return tanh_backward(grad, y);
-}
-
-Tensor sigmoid_backward_formula(const Tensor& grad, const Tensor& y, const UnaryParams&) {
-  return sigmoid_backward(grad, y);
-}
-
-Tensor relu_backward_formula(const Tensor& grad, const Tensor& y, const UnaryParams&) {
-  return relu_backward(grad, y);
-}
-
-Tensor gelu_backward_formula(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
-  return gelu_backward(grad, x, p.a != 0 ? "tanh" : "none");
-}
-
-Tensor silu_backward_formula(const Tensor& grad, const Tensor& x, const UnaryParams&) {
-  return silu_backward(grad, x);
-}
-
-Tensor leaky_relu_backward(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
-  return where(x > 0, grad, grad * p.a);
-}
-
-Tensor clamp_backward(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
-  // The gradient passes where min <= x <= max (PyTorch's convention at the bounds).
-  return where(logical_and(x >= p.a, x <= p.b), grad, zeros_like(grad));
-}
-
-Tensor pow_scalar_backward(const Tensor& grad, const Tensor& x, const UnaryParams& p) {
-  if (p.a == 0.0) return zeros_like(grad);
-  return grad * pow(x, p.a - 1.0) * p.a;
+  return {op_->unary_grad(grad, saved_.unpack(*this), attrs_)};
 }
 
 TensorList AddBackward::apply(const Tensor& grad) {

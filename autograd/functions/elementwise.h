@@ -3,46 +3,24 @@
 #pragma once
 
 #include "autograd/node.h"
-#include "core/kernels.h"
+#include "core/op_table.h"
 
 namespace wick {
 
-// The backward of a one-input op: d(input) = formula(grad, saved, params), where `saved` is the
-// op's input or its output, whichever the derivative is cheaper in (exp saves its output).
+// The backward of a unary op: its row in the op table (core/op_table.h) says what to save and
+// gives the formula (autograd/functions/unary_grads.cpp).
 class UnaryBackward : public Node {
  public:
-  using Formula = Tensor (*)(const Tensor& grad, const Tensor& saved, const UnaryParams& params);
-  UnaryBackward() = default;
-  void init(const char* name, Formula formula, const Tensor& saved, bool saved_is_output,
-            UnaryParams params = {});
-  const char* name() const override { return name_; }
+  void init(const OpInfo& op, const Tensor& saved, const UnaryAttrs& attrs);
+  const char* name() const override { return op_->backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { saved_.reset(); }
 
  private:
-  const char* name_ = "UnaryBackward";
-  Formula formula_ = nullptr;
+  const OpInfo* op_ = nullptr;
   SavedTensor saved_;
-  UnaryParams params_;
+  UnaryAttrs attrs_;
 };
-
-// Derivative formulas for UnaryBackward.
-Tensor neg_backward(const Tensor& grad, const Tensor& input, const UnaryParams&);
-Tensor abs_backward(const Tensor& grad, const Tensor& input, const UnaryParams&);
-Tensor exp_backward(const Tensor& grad, const Tensor& result, const UnaryParams&);
-Tensor log_backward(const Tensor& grad, const Tensor& input, const UnaryParams&);
-Tensor sqrt_backward(const Tensor& grad, const Tensor& result, const UnaryParams&);
-Tensor rsqrt_backward(const Tensor& grad, const Tensor& result, const UnaryParams&);
-Tensor sin_backward(const Tensor& grad, const Tensor& input, const UnaryParams&);
-Tensor cos_backward(const Tensor& grad, const Tensor& input, const UnaryParams&);
-Tensor tanh_backward_formula(const Tensor& grad, const Tensor& result, const UnaryParams&);
-Tensor sigmoid_backward_formula(const Tensor& grad, const Tensor& result, const UnaryParams&);
-Tensor relu_backward_formula(const Tensor& grad, const Tensor& result, const UnaryParams&);
-Tensor gelu_backward_formula(const Tensor& grad, const Tensor& input, const UnaryParams& p);
-Tensor silu_backward_formula(const Tensor& grad, const Tensor& input, const UnaryParams&);
-Tensor leaky_relu_backward(const Tensor& grad, const Tensor& input, const UnaryParams& p);
-Tensor clamp_backward(const Tensor& grad, const Tensor& input, const UnaryParams& p);
-Tensor pow_scalar_backward(const Tensor& grad, const Tensor& input, const UnaryParams& p);
 
 struct AddBackward : Node {
   const char* name() const override { return "AddBackward"; }

@@ -29,4 +29,17 @@ TensorList MaxAllBackward::apply(const Tensor& grad) {
   return {mask * (grad / mask.sum())};
 }
 
+TensorList AmaxBackward::apply(const Tensor& grad) {
+  Tensor x = input.unpack(*this), y = result.unpack(*this);
+  Tensor g = grad.reshape(y.shape());
+  Tensor mask = (x == y).to(grad.dtype());
+  return {mask * (g / sum(mask, dims.vec(), /*keepdim=*/true))};
+}
+
+TensorList Norm2Backward::apply(const Tensor& grad) {
+  Tensor x = input.unpack(*this), y = result.unpack(*this);
+  Tensor scale = grad.reshape(y.shape()) / y;
+  return {x * masked_fill(scale, y == 0, 0.0)};
+}
+
 }  // namespace wick

@@ -32,6 +32,25 @@ struct MaxAllBackward : Node {
   void release_saved() override { input.reset(), result.reset(); }
 };
 
+// amax / amin over dims: shared evenly among the elements equal to the result.
+struct AmaxBackward : Node {
+  SavedTensor input, result;  // result in keepdim form
+  DimVec dims;
+  bool is_max = true;
+  const char* name() const override { return is_max ? "AmaxBackward" : "AminBackward"; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { input.reset(), result.reset(); }
+};
+
+// The 2-norm: x / norm, and 0 where the norm is 0 (where x / norm would be 0 / 0).
+struct Norm2Backward : Node {
+  SavedTensor input, result;  // result in keepdim form
+  DimVec dims;
+  const char* name() const override { return "NormBackward"; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { input.reset(), result.reset(); }
+};
+
 // The shape a reduction's result has with keepdim: the input's shape with `dims` set to 1.
 Shape keepdim_shape(const Shape& input, const DimVec& dims);
 

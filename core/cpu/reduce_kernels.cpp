@@ -1,4 +1,5 @@
-// CPU reductions: sum over any set of dims, and max/min with indices along one dim.
+// CPU reductions: sum, amax and amin over any set of dims, and max/min with indices along one
+// dim.
 //
 // A reduction splits the input's dims into kept dims (one output element per index) and reduced
 // dims (summed for each output). With many outputs, threads split the outputs; with few outputs
@@ -10,30 +11,13 @@
 
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
+#include "core/reduce_dims.h"
 
 namespace wick::cpu {
 
 namespace {
 
-struct Dims {
-  int64_t n = 0;
-  int64_t shape[kMaxDims];
-  int64_t stride[kMaxDims];  // in elements of the input
-  int64_t numel() const {
-    int64_t p = 1;
-    for (int64_t i = 0; i < n; ++i) p *= shape[i];
-    return p;
-  }
-  // Element offset of linear index `i` (row-major over shape).
-  int64_t offset_of(int64_t i) const {
-    int64_t off = 0;
-    for (int64_t d = n - 1; d >= 0; --d) {
-      off += (i % shape[d]) * stride[d];
-      i /= shape[d];
-    }
-    return off;
-  }
-};
+using Dims = ReduceDims;
 
 // Sum of in[base + offset(r)] for r in [begin, end) of the reduced index space, walking the
 // innermost reduced dim as a strided run.
@@ -56,18 +40,6 @@ Acc sum_range(const T* in, const Dims& reduced, int64_t begin, int64_t end) {
     r += n;
   }
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
-void split_dims(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced) {
-  for (int64_t d = 0, next = 0; d < in.dim(); ++d) {
-    bool is_reduced = next < dims.size() && dims[next] == d;
-    if (is_reduced) ++next;
-    if (in.size(d) == 1) continue;
-    Dims& target = is_reduced ? reduced : kept;
-    target.shape[target.n] = in.size(d);
-    target.stride[target.n] = in.stride(d);
-    ++target.n;
-  }
 }
 
 void sum_kernel(const Tensor& in, Tensor& out, const DimVec& dims) {
@@ -157,10 +129,76 @@ void arg_reduce_kernel(const Tensor& in, Tensor& values, Tensor& indices, int64_
   });
 }
 
+// The largest (kMax) or smallest of in[base + offset(r)] for r in [begin, end); NaN wins.
+template <bool kMax, class T>
+compute_t<T> extreme_range(const T* in, const Dims& reduced, int64_t begin, int64_t end) {
+  using C = compute_t<T>;
+  C best = C(in[reduced.offset_of(begin)]);
+  for (int64_t r = begin + 1; r < end; ++r) {
+    C x = C(in[reduced.offset_of(r)]);
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(x)) return x;
+    }
+    if (kMax ? x > best : x < best) best = x;
+  }
+  return best;
+}
+
+template <bool kMax>
+void extreme_kernel(const Tensor& in, Tensor& out, const DimVec& dims) {
+  Dims kept, reduced;
+  split_dims(in, dims, kept, reduced);
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* src = static_cast<const T*>(in.data_ptr());
+    T* dst = out.data<T>();
+    int64_t outputs = kept.numel(), per_output = reduced.numel();
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    if (outputs >= threads || per_output < kParallelGrain) {
+      parallel_for(outputs, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_output, 1)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t m = begin; m < end; ++m) {
+                       dst[m] =
+                           T(extreme_range<kMax>(src + kept.offset_of(m), reduced, 0, per_output));
+                     }
+                   });
+      return;
+    }
+    for (int64_t m = 0; m < outputs; ++m) {  // few outputs, much to reduce: split the reduction
+      const T* base = src + kept.offset_of(m);
+      std::vector<C> partial(threads, C(base[0]));
+      parallel_for(per_output, kParallelGrain, [&](int64_t begin, int64_t end) {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        partial[t] = extreme_range<kMax>(base, reduced, begin, end);
+      });
+      C best = partial[0];
+      for (C x : partial) {
+        bool nan = false;
+        if constexpr (std::is_floating_point_v<C>) nan = std::isnan(x) || std::isnan(best);
+        if (nan) {
+          best = std::isnan(best) ? best : x;
+        } else if (kMax ? x > best : x < best) {
+          best = x;
+        }
+      }
+      dst[m] = T(best);
+    }
+  });
+}
+
 }  // namespace
 
 void register_reduce_kernels(KernelRegistry& r) {
   r.add<ReduceKernel>(OpKey::sum, kCPU, sum_kernel);
+  r.add<ReduceKernel>(OpKey::amax, kCPU, extreme_kernel<true>);
+  r.add<ReduceKernel>(OpKey::amin, kCPU, extreme_kernel<false>);
   r.add<ArgReduceKernel>(OpKey::max_dim, kCPU, arg_reduce_kernel<true>);
   r.add<ArgReduceKernel>(OpKey::min_dim, kCPU, arg_reduce_kernel<false>);
 }

@@ -1,9 +1,12 @@
 #include "core/ops/elementwise.h"
 
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "autograd/functions/elementwise.h"
 #include "core/autocast.h"
+#include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -14,24 +17,38 @@ using detail::unary_forward;
 
 namespace {
 
-Tensor float_unary(OpKey op, const Tensor& x, UnaryParams params = {}) {
-  detail::check_defined(op_name(op), x);
-  DType dtype = is_floating(x.dtype()) ? x.dtype() : kFloat32;
-  return unary_forward(op, detail::cast(x, dtype), dtype, params);
+// The dtype a unary op computes in, by its row's rule (core/op_table.h).
+DType unary_dtype(const OpInfo& op, const Tensor& x) {
+  switch (op.dtype) {
+    case DTypeRule::Floating:
+      return is_floating(x.dtype()) ? x.dtype() : kFloat32;
+    case DTypeRule::Numeric:
+      check_type(x.dtype() != kBool, op.name,
+                 op.key == OpKey::neg ? "negating a bool tensor is not supported; use logical_not"
+                                      : "not supported for bool tensors");
+      return x.dtype();
+    default:
+      return x.dtype();
+  }
 }
 
-Tensor numeric_unary(OpKey op, const Tensor& x, UnaryParams params = {}) {
-  detail::check_defined(op_name(op), x);
-  check_type(x.dtype() != kBool, op_name(op), "not supported for bool tensors");
-  return unary_forward(op, x, x.dtype(), params);
-}
-
-void record_unary(const Tensor& x, const Tensor& out, const char* name,
-                  UnaryBackward::Formula formula, bool save_output, UnaryParams params = {}) {
-  if (!needs_grad(x)) return;
-  auto node = make_node<UnaryBackward>({&x});
-  node->init(name, formula, save_output ? out : x, save_output, params);
-  set_history(out, node);
+// Runs a unary op as its row in the op table says: autocast, dtype, kernel, and the backward
+// node with what it saves. `dtype` overrides the row's dtype rule (clamp and pow promote with
+// their scalar arguments).
+Tensor run_unary(OpKey key, const Tensor& x_in, const UnaryAttrs& attrs = {},
+                 std::optional<DType> dtype = std::nullopt) {
+  const OpInfo& op = op_info(key);
+  detail::check_defined(op.name, x_in);
+  Tensor x = autocast::cast(op.autocast, x_in);
+  DType compute = dtype ? *dtype : unary_dtype(op, x);
+  DType out_dtype = op.dtype == DTypeRule::Bool ? kBool : compute;
+  Tensor out = unary_forward(key, detail::cast(x, compute), out_dtype, attrs);
+  if (op.differentiable && needs_grad(x)) {
+    auto node = make_node<UnaryBackward>({&x});
+    node->init(op, op.saves == Saves::Output ? out : x, attrs);
+    set_history(out, node);
+  }
+  return out;
 }
 
 DType common_dtype(const char* op, const Tensor& a, const Tensor& b) {
@@ -134,117 +151,44 @@ Tensor pow(const Tensor& a_in, const Scalar& exponent) {
   detail::check_defined("pow", a_in);
   Tensor a = autocast::cast(AutocastPolicy::Float32, a_in);
   check_type(a.dtype() != kBool, "pow", "not supported for bool tensors");
-  DType dtype = promote_with_scalar(a.dtype(), exponent.kind());
-  UnaryParams p{exponent.to_double(), 0};
-  Tensor out = unary_forward(OpKey::pow_scalar, detail::cast(a, dtype), dtype, p);
-  record_unary(a, out, "PowBackward", pow_scalar_backward, false, p);
-  return out;
+  UnaryAttrs attrs;
+  attrs.exponent = exponent.to_double();
+  return run_unary(OpKey::pow_scalar, a, attrs, promote_with_scalar(a.dtype(), exponent.kind()));
 }
 
 // ---- unary math and activations ----
 
-Tensor neg(const Tensor& x) {
-  check_type(!x.defined() || x.dtype() != kBool, "neg",
-             "negating a bool tensor is not supported; use logical_not");
-  Tensor out = numeric_unary(OpKey::neg, x);
-  record_unary(x, out, "NegBackward", neg_backward, false);
-  return out;
+Tensor unary_op(OpKey op, const Tensor& x, const UnaryAttrs& attrs) {
+  check_value(op_info(op).family == std::string("unary"), "unary_op", op_name(op),
+              " is not a unary op");
+  return run_unary(op, x, attrs);
 }
 
-Tensor abs(const Tensor& x) {
-  Tensor out = numeric_unary(OpKey::abs, x);
-  record_unary(x, out, "AbsBackward", abs_backward, false);
-  return out;
-}
-
-Tensor exp(const Tensor& x_in) {
-  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
-  Tensor out = float_unary(OpKey::exp, x);
-  record_unary(x, out, "ExpBackward", exp_backward, true);
-  return out;
-}
-
-Tensor log(const Tensor& x_in) {
-  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
-  Tensor out = float_unary(OpKey::log, x);
-  record_unary(x, out, "LogBackward", log_backward, false);
-  return out;
-}
-
-Tensor sqrt(const Tensor& x) {
-  Tensor out = float_unary(OpKey::sqrt, x);
-  record_unary(x, out, "SqrtBackward", sqrt_backward, true);
-  return out;
-}
-
-Tensor rsqrt(const Tensor& x_in) {
-  Tensor x = autocast::cast(AutocastPolicy::Float32, x_in);
-  Tensor out = float_unary(OpKey::rsqrt, x);
-  record_unary(x, out, "RsqrtBackward", rsqrt_backward, true);
-  return out;
-}
-
-Tensor sin(const Tensor& x) {
-  Tensor out = float_unary(OpKey::sin, x);
-  record_unary(x, out, "SinBackward", sin_backward, false);
-  return out;
-}
-
-Tensor cos(const Tensor& x) {
-  Tensor out = float_unary(OpKey::cos, x);
-  record_unary(x, out, "CosBackward", cos_backward, false);
-  return out;
-}
-
-Tensor tanh(const Tensor& x) {
-  Tensor out = float_unary(OpKey::tanh, x);
-  record_unary(x, out, "TanhBackward", tanh_backward_formula, true);
-  return out;
-}
-
-Tensor sigmoid(const Tensor& x) {
-  Tensor out = float_unary(OpKey::sigmoid, x);
-  record_unary(x, out, "SigmoidBackward", sigmoid_backward_formula, true);
-  return out;
-}
-
-Tensor relu(const Tensor& x) {
-  Tensor out = numeric_unary(OpKey::relu, x);
-  record_unary(x, out, "ReluBackward", relu_backward_formula, true);
-  return out;
-}
+// The plain unary ops, one function per row of the op table whose api column is `plain`.
+#define WICK_DEFINE_UNARY(name, api, ...) \
+  WICK_IF_##api(Tensor name(const Tensor& x) { return run_unary(OpKey::name, x); })
+WICK_UNARY_OPS(WICK_DEFINE_UNARY)
+#undef WICK_DEFINE_UNARY
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   check_value(approximate == "none" || approximate == "tanh", "gelu",
               "approximate must be 'none' or 'tanh'; got '", approximate, "'");
-  bool use_tanh = approximate == "tanh";
-  UnaryParams p{use_tanh ? 1.0 : 0.0, 0};
-  Tensor out = float_unary(use_tanh ? OpKey::gelu_tanh : OpKey::gelu, x);
-  record_unary(x, out, "GeluBackward", gelu_backward_formula, false, p);
-  return out;
-}
-
-Tensor silu(const Tensor& x) {
-  Tensor out = float_unary(OpKey::silu, x);
-  record_unary(x, out, "SiluBackward", silu_backward_formula, false);
-  return out;
+  return run_unary(approximate == "tanh" ? OpKey::gelu_tanh : OpKey::gelu, x);
 }
 
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  UnaryParams p{negative_slope, 0};
-  Tensor out = float_unary(OpKey::leaky_relu, x, p);
-  record_unary(x, out, "LeakyReluBackward", leaky_relu_backward, false, p);
-  return out;
+  UnaryAttrs attrs;
+  attrs.negative_slope = negative_slope;
+  return run_unary(OpKey::leaky_relu, x, attrs);
 }
 
 Tensor clamp(const Tensor& x, const Scalar& min, const Scalar& max) {
   detail::check_defined("clamp", x);
   DType dtype = promote_with_scalar(promote_with_scalar(x.dtype(), min.kind()), max.kind());
   check_type(dtype != kBool, "clamp", "not supported for bool tensors");
-  UnaryParams p{min.to_double(), max.to_double()};
-  Tensor out = unary_forward(OpKey::clamp, detail::cast(x, dtype), dtype, p);
-  record_unary(x, out, "ClampBackward", clamp_backward, false, p);
-  return out;
+  UnaryAttrs attrs;
+  attrs.min = min.to_double(), attrs.max = max.to_double();
+  return run_unary(OpKey::clamp, x, attrs, dtype);
 }
 
 Tensor clamp_min(const Tensor& x, const Scalar& min) {
@@ -271,11 +215,6 @@ Tensor gt(const Tensor& a, const Scalar& b) { return gt(a, wrap(a, b)); }
 Tensor ge(const Tensor& a, const Scalar& b) { return ge(a, wrap(a, b)); }
 Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(OpKey::logical_and, a, b); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(OpKey::logical_or, a, b); }
-
-Tensor logical_not(const Tensor& x) {
-  detail::check_defined("logical_not", x);
-  return unary_forward(OpKey::logical_not, x, kBool);
-}
 
 // ---- where and masked_fill ----
 

@@ -3,6 +3,7 @@
 // only for floating point (exp, sigmoid, div, ...) turn integer inputs into float32.
 #pragma once
 
+#include "core/kernels.h"
 #include "core/tensor.h"
 
 namespace wick {
@@ -20,20 +21,16 @@ Tensor mul(const Tensor& a, const Scalar& b);
 Tensor div(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Scalar& exponent);
 
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
+// One function per plain unary op of the op table (core/ops/op_list.h): neg, abs, square, exp,
+// expm1, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh, sigmoid, relu, silu, logical_not.
+#define WICK_DECLARE_UNARY(name, api, ...) WICK_IF_##api(Tensor name(const Tensor& x);)
+WICK_UNARY_OPS(WICK_DECLARE_UNARY)
+#undef WICK_DECLARE_UNARY
+// Any unary op of the op table by its key, with its attributes (the Python binding and the
+// table-driven tests call the ops this way).
+Tensor unary_op(OpKey op, const Tensor& x, const UnaryAttrs& attrs = {});
 // approximate: "none" (x * Phi(x), with erf) or "tanh" (the tanh approximation), as in PyTorch.
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
-Tensor silu(const Tensor& x);
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor clamp(const Tensor& x, const Scalar& min, const Scalar& max);
 Tensor clamp_min(const Tensor& x, const Scalar& min);
@@ -54,7 +51,6 @@ Tensor gt(const Tensor& a, const Scalar& b);
 Tensor ge(const Tensor& a, const Scalar& b);
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
-Tensor logical_not(const Tensor& x);
 
 // cond ? a : b elementwise, broadcasting all three; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

@@ -33,6 +33,16 @@ Tensor bmm(const Tensor& a_in, const Tensor& b_in) {
   return out;
 }
 
+Tensor mm(const Tensor& a, const Tensor& b) {
+  detail::check_defined("mm", a);
+  detail::check_defined("mm", b);
+  check_value(a.dim() == 2 && b.dim() == 2, "mm", "both operands must be 2-D; got shapes ",
+              a.shape(), " and ", b.shape());
+  check_value(a.size(1) == b.size(0), "mm", "inner dimensions differ: ", a.shape(), " @ ",
+              b.shape());
+  return matmul(a, b);
+}
+
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   detail::check_defined("matmul", a_in);
   detail::check_defined("matmul", b_in);

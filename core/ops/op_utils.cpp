@@ -23,9 +23,9 @@ Tensor wrap_scalar(const Scalar& value, DType other, Device device) {
   return full(Shape{}, value, TensorOptions(dtype).with_device(device));
 }
 
-Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, UnaryParams params) {
+Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, const UnaryAttrs& attrs) {
   Tensor out = empty(x.shape(), options_of(x).with_dtype(out_dtype));
-  dispatch<UnaryKernel>(op, x.device(), x, out, params);
+  dispatch<UnaryKernel>(op, x.device(), x, out, attrs);
   return out;
 }
 

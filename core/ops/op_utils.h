@@ -19,7 +19,7 @@ Tensor cast(const Tensor& t, DType dtype);
 Tensor wrap_scalar(const Scalar& value, DType other, Device device);
 
 // Allocates the output and runs the kernel; no autograd.
-Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, UnaryParams params = {});
+Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, const UnaryAttrs& attrs = {});
 Tensor binary_forward(OpKey op, const Tensor& a, const Tensor& b, DType compute_dtype,
                       DType out_dtype);
 

@@ -1,5 +1,6 @@
 #include "core/ops/reduce.h"
 
+#include <cmath>
 #include <limits>
 
 #include "autograd/functions/reduction.h"
@@ -158,14 +159,103 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
   return extremum(OpKey::min_dim, "argmin", x, dim, keepdim).indices;
 }
 
-Tensor amax(const Tensor& x, const DimList& dims, bool keepdim) {
-  DimVec reduce = dims_to_reduce("amax", x, dims);
-  Tensor out = x;
-  for (int64_t i = reduce.size() - 1; i >= 0;
-       --i) {  // last first, so earlier dims keep their index
-    out = max(out, reduce[i], /*keepdim=*/true).values;
+// amax / amin: a kernel reduces over all `dims` at once; the gradient is shared evenly among the
+// elements equal to the result, as in PyTorch.
+static Tensor extreme(OpKey op, const Tensor& x, const DimList& dims, bool keepdim) {
+  const char* name = op_name(op);
+  DimVec reduce = dims_to_reduce(name, x, dims);
+  for (int64_t d : reduce) {
+    check_index(x.size(d) > 0, name, "cannot reduce over dimension ", d, " of size 0 (shape ",
+                x.shape(), "); there is no identity for max/min");
   }
-  return keepdim ? out : out.reshape(result_shape(x.shape(), reduce, false));
+  check_index(x.numel() > 0 || !reduce.empty() || x.dim() > 0, name,
+              "cannot reduce an empty tensor");
+  Tensor out = empty(keepdim_shape(x.shape(), reduce), options_of(x));
+  dispatch<ReduceKernel>(op, x.device(), x, out, reduce);
+  Tensor result = keepdim ? out : out.reshape(result_shape(x.shape(), reduce, false));
+  if (needs_grad(x)) {
+    auto node = make_node<AmaxBackward>({&x});
+    node->input = SavedTensor(x);
+    node->result = SavedTensor(out, /*is_output=*/keepdim);  // keepdim form
+    node->dims = reduce;
+    node->is_max = op == OpKey::amax;
+    set_history(result, node);
+  }
+  return result;
+}
+
+Tensor amax(const Tensor& x, const DimList& dims, bool keepdim) {
+  return extreme(OpKey::amax, x, dims, keepdim);
+}
+
+Tensor amin(const Tensor& x, const DimList& dims, bool keepdim) {
+  return extreme(OpKey::amin, x, dims, keepdim);
+}
+
+// any / all: amax / amin of "is not zero"; over nothing, any is false and all is true.
+static Tensor any_all(const char* name, const Tensor& x, const DimList& dims, bool keepdim,
+                      bool is_any) {
+  DimVec reduce = dims_to_reduce(name, x, dims);
+  if (x.numel() == 0) {
+    return full(result_shape(x.shape(), reduce, keepdim), !is_any, options_of(x).with_dtype(kBool));
+  }
+  NoGradGuard no_grad;
+  Tensor nonzero = x.dtype() == kBool ? x : ne(x, 0);
+  return extreme(is_any ? OpKey::amax : OpKey::amin, nonzero, reduce.vec(), keepdim);
+}
+
+Tensor any(const Tensor& x, const DimList& dims, bool keepdim) {
+  return any_all("any", x, dims, keepdim, true);
+}
+
+Tensor all(const Tensor& x, const DimList& dims, bool keepdim) {
+  return any_all("all", x, dims, keepdim, false);
+}
+
+Tensor norm(const Tensor& x, double p, const DimList& dims, bool keepdim) {
+  detail::check_defined("norm", x);
+  check_type(is_floating(x.dtype()), "norm", "expected a floating-point tensor; got ", x.dtype());
+  if (std::isinf(p)) return p > 0 ? amax(abs(x), dims, keepdim) : amin(abs(x), dims, keepdim);
+  if (p == 1.0) return sum(abs(x), dims, keepdim);
+  if (p == 0.0) return sum(ne(x, 0).to(x.dtype()), dims, keepdim);
+  if (p != 2.0) return pow(sum(pow(abs(x), p), dims, keepdim), 1.0 / p);
+  // The 2-norm has its own backward: x / norm, and 0 where the norm is 0 (not 0/0).
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = sqrt(sum(x * x, dims, /*keepdim=*/true));
+  }
+  DimVec reduce = dims_to_reduce("norm", x, dims);
+  Tensor result = keepdim ? out : out.reshape(result_shape(x.shape(), reduce, false));
+  if (needs_grad(x)) {
+    auto node = make_node<Norm2Backward>({&x});
+    node->input = SavedTensor(x);
+    node->result = SavedTensor(out, /*is_output=*/keepdim);
+    node->dims = reduce;
+    set_history(result, node);
+  }
+  return result;
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  detail::check_defined("equal", a);
+  detail::check_defined("equal", b);
+  if (a.shape() != b.shape()) return false;
+  NoGradGuard no_grad;
+  return a.numel() == 0 || all(eq(a, b)).item<bool>();
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  detail::check_defined("allclose", a);
+  detail::check_defined("allclose", b);
+  check_value(rtol >= 0 && atol >= 0, "allclose",
+              "rtol and atol must be non-negative; got rtol=", rtol, ", atol=", atol);
+  NoGradGuard no_grad;
+  Tensor x = a.to(kFloat64), y = b.to(kFloat64);
+  Tensor close = le(abs(x - y), abs(y) * rtol + atol);
+  close = logical_or(close, eq(x, y));  // equal infinities are close
+  if (equal_nan) close = logical_or(close, logical_and(ne(x, x), ne(y, y)));
+  return close.numel() == 0 || all(close).item<bool>();
 }
 
 Tensor var(const Tensor& x, const DimList& dims, int64_t correction, bool keepdim) {

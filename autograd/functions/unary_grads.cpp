@@ -1,0 +1,89 @@
+#include "autograd/functions/unary_grads.h"
+
+#include "core/ops.h"
+
+namespace wick {
+
+namespace {
+// 1 where mask is true, else 0, in the dtype of `like`.
+Tensor as_mask(const Tensor& mask, const Tensor& like) { return mask.to(like.dtype()); }
+}  // namespace
+
+Tensor neg_grad(const Tensor& grad, const Tensor&, const UnaryAttrs&) { return -grad; }
+
+Tensor abs_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return grad * (as_mask(x > 0, grad) - as_mask(x < 0, grad));
+}
+
+Tensor square_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return grad * x * 2.0;
+}
+
+Tensor exp_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) { return grad * y; }
+
+Tensor expm1_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return grad * (y + 1.0);  // d/dx (e^x - 1) = e^x = y + 1
+}
+
+Tensor log_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return grad / x; }
+
+Tensor log1p_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return grad / (x + 1.0);
+}
+
+Tensor sqrt_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return grad / (y * 2.0);
+}
+
+Tensor rsqrt_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return grad * y * y * y * -0.5;  // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
+}
+
+Tensor reciprocal_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return -(grad * y * y);  // d/dx 1/x = -1/x^2 = -y^2
+}
+
+Tensor sin_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return grad * cos(x); }
+
+Tensor cos_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return -(grad * sin(x)); }
+
+// The activations' derivatives are fused kernels: one pass instead of three or four ops.
+Tensor tanh_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return tanh_backward(grad, y);
+}
+
+Tensor sigmoid_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return sigmoid_backward(grad, y);
+}
+
+Tensor relu_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  return relu_backward(grad, y);
+}
+
+Tensor gelu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return gelu_backward(grad, x, "none");
+}
+
+Tensor gelu_tanh_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return gelu_backward(grad, x, "tanh");
+}
+
+Tensor silu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return silu_backward(grad, x);
+}
+
+Tensor leaky_relu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs& attrs) {
+  return where(x > 0, grad, grad * attrs.negative_slope);
+}
+
+Tensor clamp_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs& attrs) {
+  // The gradient passes where min <= x <= max (PyTorch's convention at the bounds).
+  return where(logical_and(x >= attrs.min, x <= attrs.max), grad, zeros_like(grad));
+}
+
+Tensor pow_scalar_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs& attrs) {
+  if (attrs.exponent == 0.0) return zeros_like(grad);
+  return grad * pow(x, attrs.exponent - 1.0) * attrs.exponent;
+}
+
+}  // namespace wick

@@ -1,0 +1,156 @@
+// The op table's rows: every op with a kernel in the dispatch table is one line here, and nothing
+// else lists ops. The OpKey enum, the op names, the OpInfo table (core/op_table.h), the C++ and
+// Python functions of the plain unary ops, and the CPU and CUDA kernel registrations of the
+// elementwise families are all expanded from these lists (the "X macro" idiom), so adding a row
+// is how an op is added and a row cannot be half-added: a missing functor or formula is a compile
+// error. docs/adding_an_op.md walks through one.
+//
+// Columns of the unary rows, X(name, api, dtype, autocast, grad, saves, backward, attrs, export):
+//   api       plain: `Tensor name(const Tensor&)` is generated in C++ and bound in Python;
+//             custom: the front function is written by hand (it takes attributes or checks more)
+//   dtype     DTypeRule: which dtypes run and which dtype comes out
+//   autocast  AutocastPolicy: the dtype the op runs in under autocast (Keep: its input's)
+//   grad      diff: the backward is `name##_grad` (autograd/functions/unary_grads.cpp) applied
+//             to what `saves` names; nodiff: no gradient flows through the op
+//   saves     what the backward keeps alive: Input, Output (cheaper for exp, tanh, ...), Nothing
+//   backward  the autograd node's name, as grad_fn shows it
+//   attrs     the typed attributes (fields of UnaryAttrs) the op reads
+//   export    the ONNX operator it exports to ("" until the exporter needs one)
+#pragma once
+
+// clang-format off
+#define WICK_UNARY_OPS(X)                                                                         \
+  X(neg,         plain,  Numeric,  Keep,    diff,   Nothing, "NegBackward",        "", "Neg")     \
+  X(abs,         plain,  Numeric,  Keep,    diff,   Input,   "AbsBackward",        "", "Abs")     \
+  X(square,      plain,  Numeric,  Keep,    diff,   Input,   "PowBackward",        "", "")        \
+  X(exp,         plain,  Floating, Float32, diff,   Output,  "ExpBackward",        "", "Exp")     \
+  X(expm1,       plain,  Floating, Float32, diff,   Output,  "Expm1Backward",      "", "")        \
+  X(log,         plain,  Floating, Float32, diff,   Input,   "LogBackward",        "", "Log")     \
+  X(log1p,       plain,  Floating, Float32, diff,   Input,   "Log1pBackward",      "", "")        \
+  X(sqrt,        plain,  Floating, Keep,    diff,   Output,  "SqrtBackward",       "", "Sqrt")    \
+  X(rsqrt,       plain,  Floating, Float32, diff,   Output,  "RsqrtBackward",      "", "")        \
+  X(reciprocal,  plain,  Floating, Float32, diff,   Output,  "ReciprocalBackward", "", "Reciprocal")\
+  X(sin,         plain,  Floating, Keep,    diff,   Input,   "SinBackward",        "", "Sin")     \
+  X(cos,         plain,  Floating, Keep,    diff,   Input,   "CosBackward",        "", "Cos")     \
+  X(tanh,        plain,  Floating, Keep,    diff,   Output,  "TanhBackward",       "", "Tanh")    \
+  X(sigmoid,     plain,  Floating, Keep,    diff,   Output,  "SigmoidBackward",    "", "Sigmoid") \
+  X(relu,        plain,  Numeric,  Keep,    diff,   Output,  "ReluBackward",       "", "Relu")    \
+  X(gelu,        custom, Floating, Keep,    diff,   Input,   "GeluBackward",       "", "Gelu")    \
+  X(gelu_tanh,   custom, Floating, Keep,    diff,   Input,   "GeluBackward",       "", "Gelu")    \
+  X(silu,        plain,  Floating, Keep,    diff,   Input,   "SiluBackward",       "", "")        \
+  X(leaky_relu,  custom, Floating, Keep,    diff,   Input,   "LeakyReluBackward",                 \
+    "negative_slope: float", "LeakyRelu")                                                         \
+  X(clamp,       custom, Numeric,  Keep,    diff,   Input,   "ClampBackward",                     \
+    "min: float, max: float", "Clip")                                                             \
+  X(pow_scalar,  custom, Numeric,  Float32, diff,   Input,   "PowBackward",                       \
+    "exponent: float", "Pow")                                                                     \
+  X(logical_not, plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "Not")
+
+// Binary elementwise ops (BinaryKernel). Inputs are broadcast and promoted to one dtype by the
+// front function. X(name, dtype, autocast, backward, export); backward "" means no gradient.
+// The *_backward rows are the activations' fused derivatives (grad, saved) -> grad_input.
+#define WICK_BINARY_OPS(X)                                                         \
+  X(add,                Promote,         Keep,    "AddBackward",     "Add")        \
+  X(sub,                Promote,         Keep,    "SubBackward",     "Sub")        \
+  X(mul,                Promote,         Keep,    "MulBackward",     "Mul")        \
+  X(div,                PromoteFloating, Keep,    "DivBackward",     "Div")        \
+  X(pow,                Promote,         Float32, "PowBackward",     "Pow")        \
+  X(maximum,            Promote,         Keep,    "MaximumBackward", "Max")        \
+  X(minimum,            Promote,         Keep,    "MinimumBackward", "Min")        \
+  X(eq,                 Compare,         Keep,    "",                "Equal")      \
+  X(ne,                 Compare,         Keep,    "",                "")           \
+  X(lt,                 Compare,         Keep,    "",                "Less")       \
+  X(le,                 Compare,         Keep,    "",                "LessOrEqual")   \
+  X(gt,                 Compare,         Keep,    "",                "Greater")    \
+  X(ge,                 Compare,         Keep,    "",                "GreaterOrEqual") \
+  X(logical_and,        Compare,         Keep,    "",                "And")        \
+  X(logical_or,         Compare,         Keep,    "",                "Or")         \
+  X(relu_backward,      Floating,        Keep,    "",                "")           \
+  X(gelu_backward,      Floating,        Keep,    "",                "")           \
+  X(gelu_tanh_backward, Floating,        Keep,    "",                "")           \
+  X(silu_backward,      Floating,        Keep,    "",                "")           \
+  X(sigmoid_backward,   Floating,        Keep,    "",                "")           \
+  X(tanh_backward,      Floating,        Keep,    "",                "")
+
+// Every other op with a kernel: X(name, kernel, inputs, attrs, dtype, autocast, backward, export)
+//   kernel    the kernel signature (core/kernels.h) devices register for it
+//   inputs    the tensor arguments, in order; attrs: the typed attributes
+//   backward  the autograd node's name ("" for none: no gradient, or the op is itself a backward)
+#define WICK_KERNEL_OPS(X)                                                                        \
+  X(where,        WhereKernel,     "condition, input, other", "",                                 \
+    Promote,  Keep, "WhereBackward", "Where")                                                     \
+  X(sum,          ReduceKernel,    "input", "dims: int[], keepdim: bool",                         \
+    SumLike,  Keep, "SumBackward", "ReduceSum")                                                   \
+  X(amax,         ReduceKernel,    "input", "dims: int[], keepdim: bool",                         \
+    Same,     Keep, "AmaxBackward", "ReduceMax")                                                  \
+  X(amin,         ReduceKernel,    "input", "dims: int[], keepdim: bool",                         \
+    Same,     Keep, "AminBackward", "ReduceMin")                                                  \
+  X(max_dim,      ArgReduceKernel, "input", "dim: int, keepdim: bool",                            \
+    Same,     Keep, "MaxBackward", "")                                                            \
+  X(min_dim,      ArgReduceKernel, "input", "dim: int, keepdim: bool",                            \
+    Same,     Keep, "MinBackward", "")                                                            \
+  X(copy,         CopyKernel,      "src", "dtype: dtype",                                         \
+    Any,      Keep, "ToCopyBackward", "Cast")                                                     \
+  X(fill,         FillKernel,      "", "value: scalar",                                           \
+    Any,      Keep, "", "")                                                                       \
+  X(arange,       ArangeKernel,    "", "start: float, step: float",                               \
+    Any,      Keep, "", "Range")                                                                  \
+  X(uniform,      RandomKernel,    "", "low: float, high: float",                                 \
+    Floating, Keep, "", "RandomUniform")                                                          \
+  X(normal,       RandomKernel,    "", "mean: float, std: float",                                 \
+    Floating, Keep, "", "RandomNormal")                                                           \
+  X(bmm,          BmmKernel,       "input, mat2", "",                                             \
+    Promote,  LowerPrecision, "BmmBackward", "MatMul")                                            \
+  X(index_select, IndexKernel,     "input, index", "dim: int",                                    \
+    Same,     Keep, "IndexSelectBackward", "Gather")                                              \
+  X(gather,       IndexKernel,     "input, index", "dim: int",                                    \
+    Same,     Keep, "GatherBackward", "GatherElements")                                           \
+  X(scatter_add,  ScatterAddKernel, "self, index, src", "dim: int",                               \
+    Same,     Keep, "ScatterAddBackward", "ScatterElements")                                      \
+  X(softmax,      SoftmaxKernel,   "input", "dim: int",                                           \
+    Floating, Float32, "SoftmaxBackward", "Softmax")                                              \
+  X(log_softmax,  SoftmaxKernel,   "input", "dim: int",                                           \
+    Floating, Float32, "LogSoftmaxBackward", "LogSoftmax")                                        \
+  X(conv2d,       Conv2dKernel,    "input, weight, bias",                                         \
+    "stride: int[2], padding: int[2], dilation: int[2], groups: int",                             \
+    Floating, LowerPrecision, "ConvolutionBackward", "Conv")                                      \
+  X(conv2d_backward, Conv2dBackwardKernel, "grad_output, input, weight",                          \
+    "stride: int[2], padding: int[2], dilation: int[2], groups: int",                             \
+    Floating, Keep, "", "")                                                                       \
+  X(max_pool2d,   MaxPool2dKernel, "input",                                                       \
+    "kernel: int[2], stride: int[2], padding: int[2], dilation: int[2], ceil_mode: bool",         \
+    Floating, Keep, "MaxPool2DWithIndicesBackward", "MaxPool")                                    \
+  X(max_pool2d_backward, MaxPool2dBackwardKernel, "grad_output, indices",                         \
+    "kernel: int[2], stride: int[2], padding: int[2], dilation: int[2], ceil_mode: bool",         \
+    Floating, Keep, "", "")                                                                       \
+  X(avg_pool2d,   AvgPool2dKernel, "input",                                                       \
+    "kernel: int[2], stride: int[2], padding: int[2], ceil_mode: bool, count_include_pad: bool",  \
+    Floating, Keep, "AvgPool2DBackward", "AveragePool")                                           \
+  X(avg_pool2d_backward, AvgPool2dBackwardKernel, "grad_output",                                  \
+    "kernel: int[2], stride: int[2], padding: int[2], ceil_mode: bool, count_include_pad: bool",  \
+    Floating, Keep, "", "")                                                                       \
+  X(adaptive_avg_pool2d, AvgPool2dKernel, "input", "output_size: int[2]",                         \
+    Floating, Keep, "AdaptiveAvgPool2DBackward", "GlobalAveragePool")                             \
+  X(adaptive_avg_pool2d_backward, AvgPool2dBackwardKernel, "grad_output", "output_size: int[2]",  \
+    Floating, Keep, "", "")                                                                       \
+  X(batch_norm,   BatchNormKernel, "input, weight, bias, running_mean, running_var",              \
+    "training: bool, momentum: float, eps: float",                                                \
+    Floating, Float32, "NativeBatchNormBackward", "BatchNormalization")                           \
+  X(batch_norm_backward, BatchNormBackwardKernel,                                                 \
+    "grad_output, input, weight, save_mean, save_invstd", "",                                     \
+    Floating, Keep, "", "")                                                                       \
+  X(adam_step,    AdamStepKernel,  "param, grad, exp_avg, exp_avg_sq",                            \
+    "lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, "                    \
+    "bias_correction1: float, bias_correction2: float, decoupled_weight_decay: bool",             \
+    Floating, Keep, "", "")                                                                       \
+  X(sgd_step,     SgdStepKernel,   "param, grad, momentum_buffer",                                \
+    "lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool, "         \
+    "first_step: bool",                                                                           \
+    Floating, Keep, "", "")
+// clang-format on
+
+// Helpers for expanding a row only when a column has a given value.
+#define WICK_IF_plain(...) __VA_ARGS__
+#define WICK_IF_custom(...)
+#define WICK_IF_diff(...) __VA_ARGS__
+#define WICK_IF_nodiff(...)

@@ -1,0 +1,213 @@
+// The elementwise ops' math, one element at a time, written once for both devices: the CPU
+// kernels (core/cpu/unary_kernels.cpp, binary_kernels.cpp) and the CUDA kernels
+// (cuda/elementwise.cu) instantiate these same functors over their own loops. Each functor is
+// named after its row in core/ops/op_list.h (`exp` -> `exp_fn`) and computes in the compute type
+// C: float for Half and BFloat16, the element type otherwise.
+//
+// Everything here must compile for the host and, under nvcc, for the device: math goes through
+// the wick::math overloads below, which call the CUDA math library in device code and <cmath> on
+// the host.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "core/half.h"
+#include "core/kernels.h"
+
+namespace wick {
+
+namespace math {
+
+#ifdef __CUDA_ARCH__
+#define WICK_MATH_UNARY(fn)                                        \
+  WICK_HOST_DEVICE inline float fn(float x) { return ::fn##f(x); } \
+  WICK_HOST_DEVICE inline double fn(double x) { return ::fn(x); }
+#else
+#define WICK_MATH_UNARY(fn)                                        \
+  WICK_HOST_DEVICE inline float fn(float x) { return std::fn(x); } \
+  WICK_HOST_DEVICE inline double fn(double x) { return std::fn(x); }
+#endif
+WICK_MATH_UNARY(exp)
+WICK_MATH_UNARY(expm1)
+WICK_MATH_UNARY(log)
+WICK_MATH_UNARY(log1p)
+WICK_MATH_UNARY(sqrt)
+WICK_MATH_UNARY(sin)
+WICK_MATH_UNARY(cos)
+WICK_MATH_UNARY(tanh)
+WICK_MATH_UNARY(erf)
+#undef WICK_MATH_UNARY
+
+WICK_HOST_DEVICE inline double pow(double x, double y) {
+#ifdef __CUDA_ARCH__
+  return ::pow(x, y);
+#else
+  return std::pow(x, y);
+#endif
+}
+
+template <class C>
+WICK_HOST_DEVICE inline bool isnan(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+template <class C>
+constexpr bool is_unsigned_or_bool = std::is_unsigned_v<C> || std::is_same_v<C, bool>;
+
+}  // namespace math
+
+namespace scalar {
+
+constexpr double kSqrt1_2 = 0.70710678118654752440;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
+// A unary functor: `C operator()(C x, const UnaryAttrs&)` (bool for logical_not).
+#define WICK_UNARY_FN(name, expr)                                       \
+  struct name##_fn {                                                    \
+    template <class C>                                                  \
+    WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs& attrs) const { \
+      (void)attrs;                                                      \
+      return expr;                                                      \
+    }                                                                   \
+  };
+
+WICK_UNARY_FN(neg, C(-x))
+WICK_UNARY_FN(square, C(x* x))
+WICK_UNARY_FN(exp, math::exp(x))
+WICK_UNARY_FN(expm1, math::expm1(x))  // exact near 0, where exp(x) - 1 loses every digit
+WICK_UNARY_FN(log, math::log(x))
+WICK_UNARY_FN(log1p, math::log1p(x))  // log1p(1e-8f) is 1e-8f; log(1 + 1e-8f) is 0
+WICK_UNARY_FN(sqrt, math::sqrt(x))
+WICK_UNARY_FN(rsqrt, C(1) / math::sqrt(x))
+WICK_UNARY_FN(reciprocal, C(1) / x)
+WICK_UNARY_FN(sin, math::sin(x))
+WICK_UNARY_FN(cos, math::cos(x))
+WICK_UNARY_FN(tanh, math::tanh(x))
+WICK_UNARY_FN(sigmoid, C(1) / (C(1) + math::exp(-x)))
+WICK_UNARY_FN(gelu, C(0.5) * x * (C(1) + math::erf(x * C(kSqrt1_2))))  // x Phi(x)
+WICK_UNARY_FN(gelu_tanh,  // PyTorch's approximate='tanh'
+              C(0.5) * x * (C(1) + math::tanh(C(kSqrt2OverPi) * (x + C(0.044715) * x * x * x))))
+WICK_UNARY_FN(silu, x / (C(1) + math::exp(-x)))
+WICK_UNARY_FN(leaky_relu, x < C(0) ? C(x * C(attrs.negative_slope)) : x)
+#undef WICK_UNARY_FN
+
+struct abs_fn {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs&) const {
+    if constexpr (math::is_unsigned_or_bool<C>) {
+      return x;
+    } else {
+      return x < C(0) ? C(-x) : x;
+    }
+  }
+};
+struct relu_fn {  // NaN stays NaN, as in PyTorch
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs&) const {
+    if constexpr (math::is_unsigned_or_bool<C>) {
+      return x;
+    } else {
+      return x < C(0) ? C(0) : x;
+    }
+  }
+};
+struct clamp_fn {  // min(max(x, lo), hi) as in PyTorch (hi wins if lo > hi); NaN stays NaN
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs& attrs) const {
+    double v = static_cast<double>(x);  // bounds may lie outside an integer type's range
+    v = v < attrs.min ? attrs.min : v;
+    return static_cast<C>(v > attrs.max ? attrs.max : v);
+  }
+};
+struct pow_scalar_fn {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs& attrs) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return attrs.exponent == 0.0 || x;
+    } else {
+      if (attrs.exponent == 2.0) return x * x;  // the common case, exact for integers too
+      return static_cast<C>(math::pow(static_cast<double>(x), attrs.exponent));
+    }
+  }
+};
+struct logical_not_fn {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C x, const UnaryAttrs&) const {
+    return !(x != C(0));
+  }
+};
+
+// A binary functor: `C operator()(C a, C b)` (bool for comparisons and logic).
+#define WICK_BINARY_FN(name, R, expr)               \
+  struct name##_fn {                                \
+    template <class C>                              \
+    WICK_HOST_DEVICE R operator()(C a, C b) const { \
+      return expr;                                  \
+    }                                               \
+  };
+
+WICK_BINARY_FN(add, C, a + b)
+WICK_BINARY_FN(sub, C, a - b)
+WICK_BINARY_FN(div, C, a / b)
+WICK_BINARY_FN(pow, C, static_cast<C>(math::pow(static_cast<double>(a), static_cast<double>(b))))
+WICK_BINARY_FN(maximum, C, math::isnan(a) || a > b ? a : b)  // NaN wins, as in PyTorch
+WICK_BINARY_FN(minimum, C, math::isnan(a) || a < b ? a : b)
+WICK_BINARY_FN(eq, bool, a == b)
+WICK_BINARY_FN(ne, bool, a != b)
+WICK_BINARY_FN(lt, bool, a < b)
+WICK_BINARY_FN(le, bool, a <= b)
+WICK_BINARY_FN(gt, bool, a > b)
+WICK_BINARY_FN(ge, bool, a >= b)
+WICK_BINARY_FN(logical_and, bool, a != C(0) && b != C(0))
+WICK_BINARY_FN(logical_or, bool, a != C(0) || b != C(0))
+// The activations' derivatives: a is the incoming gradient, b the saved input (or output, for
+// relu, sigmoid and tanh, whose derivatives are cheapest in terms of the result).
+WICK_BINARY_FN(relu_backward, C, b > C(0) ? a : C(0))
+WICK_BINARY_FN(sigmoid_backward, C, a* b*(C(1) - b))  // y (1 - y)
+WICK_BINARY_FN(tanh_backward, C, a*(C(1) - b * b))    // 1 - y^2
+#undef WICK_BINARY_FN
+
+struct mul_fn {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a && b;  // PyTorch: bool * bool is logical and
+    } else {
+      return a * b;
+    }
+  }
+};
+struct silu_backward_fn {  // d/dx x s(x) = s(x) (1 + x (1 - s(x)))
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C g, C x) const {
+    C s = C(1) / (C(1) + math::exp(-x));
+    return g * s * (C(1) + x * (C(1) - s));
+  }
+};
+struct gelu_backward_fn {  // d/dx x Phi(x) = Phi(x) + x phi(x)
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C g, C x) const {
+    C cdf = C(0.5) * (C(1) + math::erf(x * C(kSqrt1_2)));
+    C pdf = C(kInvSqrt2Pi) * math::exp(C(-0.5) * x * x);
+    return g * (cdf + x * pdf);
+  }
+};
+struct gelu_tanh_backward_fn {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C g, C x) const {
+    C inner = C(kSqrt2OverPi) * (x + C(0.044715) * x * x * x);
+    C t = math::tanh(inner);
+    C dinner = C(kSqrt2OverPi) * (C(1) + C(3 * 0.044715) * x * x);
+    return g * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * dinner);
+  }
+};
+
+}  // namespace scalar
+
+}  // namespace wick
