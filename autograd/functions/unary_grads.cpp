@@ -47,6 +47,10 @@ Tensor sin_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return
 
 Tensor cos_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return -(grad * sin(x)); }
 
+Tensor erf_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return grad * exp(-(x * x)) * 1.1283791670955126;  // d/dx erf(x) = 2/sqrt(pi) e^(-x^2)
+}
+
 // The activations' derivatives are fused kernels: one pass instead of three or four ops.
 Tensor tanh_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
   return tanh_backward(grad, y);

@@ -37,6 +37,7 @@
   X(relu,        plain,  Numeric,  Keep,    diff,   Output,  "ReluBackward",       "", "Relu")    \
   X(gelu,        custom, Floating, Keep,    diff,   Input,   "GeluBackward",       "", "Gelu")    \
   X(gelu_tanh,   custom, Floating, Keep,    diff,   Input,   "GeluBackward",       "", "Gelu")    \
+  X(erf,         plain,  Floating, Keep,    diff,   Input,   "ErfBackward",        "", "Erf")     \
   X(silu,        plain,  Floating, Keep,    diff,   Input,   "SiluBackward",       "", "")        \
   X(leaky_relu,  custom, Floating, Keep,    diff,   Input,   "LeakyReluBackward",                 \
     "negative_slope: float", "LeakyRelu")                                                         \

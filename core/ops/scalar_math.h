@@ -89,6 +89,7 @@ WICK_UNARY_FN(reciprocal, C(1) / x)
 WICK_UNARY_FN(sin, math::sin(x))
 WICK_UNARY_FN(cos, math::cos(x))
 WICK_UNARY_FN(tanh, math::tanh(x))
+WICK_UNARY_FN(erf, math::erf(x))
 WICK_UNARY_FN(sigmoid, C(1) / (C(1) + math::exp(-x)))
 WICK_UNARY_FN(gelu, C(0.5) * x * (C(1) + math::erf(x * C(kSqrt1_2))))  // x Phi(x)
 WICK_UNARY_FN(gelu_tanh,  // PyTorch's approximate='tanh'
