@@ -1,22 +1,11 @@
-// Tensor's own methods: metadata, values, and autograd state. The math and view methods are thin
-// forwards to the free functions and live in tensor_methods.cpp.
+// Tensor's own methods: metadata and values. The math and view methods are thin forwards to the
+// free functions (tensor_methods.cpp); the autograd methods live with the engine
+// (autograd/tensor_autograd.cpp), so core's tensor code needs no autograd include.
 #include "core/tensor.h"
 
-#include "autograd/engine.h"
-#include "autograd/meta.h"
 #include "core/ops.h"
 
 namespace wick {
-
-TensorImpl::TensorImpl(std::shared_ptr<Storage> storage_, int64_t offset_, const Shape& shape_,
-                       const Strides& strides_, DType dtype_)
-    : storage(std::move(storage_)),
-      offset(offset_),
-      shape(shape_),
-      strides(strides_),
-      dtype(dtype_) {}
-
-TensorImpl::~TensorImpl() = default;
 
 int64_t Tensor::size(int64_t dim) const {
   return impl_->shape[wrap_dim("size", dim, impl_->shape.size())];
@@ -49,107 +38,5 @@ template std::vector<double> Tensor::to_vector() const;
 template std::vector<int64_t> Tensor::to_vector() const;
 template std::vector<int32_t> Tensor::to_vector() const;
 template std::vector<uint8_t> Tensor::to_vector() const;
-
-// ---- autograd state ----
-
-Tensor& Tensor::requires_grad_(bool requires_grad) {
-  check_value(defined(), "requires_grad_", "got an undefined tensor");
-  check_type(!requires_grad || is_floating(dtype()), "requires_grad_",
-             "only floating-point tensors can require gradients; this one is ", dtype());
-  check_state(is_leaf(), "requires_grad_",
-              "requires_grad can only be changed on leaf tensors; use detach() to get a leaf");
-  impl_->requires_grad = requires_grad;
-  return *this;
-}
-
-bool Tensor::is_leaf() const {
-  AutogradMeta* meta = autograd_meta_if_exists(*this);
-  return meta == nullptr || meta->grad_fn == nullptr;
-}
-
-Tensor Tensor::grad() const {
-  AutogradMeta* meta = autograd_meta_if_exists(*this);
-  return meta ? meta->grad : Tensor();
-}
-
-void Tensor::set_grad(const Tensor& grad) const {
-  if (grad.defined()) {
-    check_value(grad.shape() == shape(), "set_grad", "gradient of shape ", grad.shape(),
-                " assigned to a tensor of shape ", shape());
-    check_value(grad.device() == device(), "set_grad", "gradient on ", grad.device(),
-                " assigned to a tensor on ", device());
-  }
-  autograd_meta(*this).grad = grad;
-}
-
-std::shared_ptr<Node> Tensor::grad_fn() const {
-  AutogradMeta* meta = autograd_meta_if_exists(*this);
-  return meta ? meta->grad_fn : nullptr;
-}
-
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward({*this}, {gradient}, retain_graph);
-}
-
-Tensor Tensor::detach() const { return wick::detach(*this); }
-
-void Tensor::set_data(const Tensor& source) const {
-  check_value(defined() && source.defined(), "set_data", "got an undefined tensor");
-  check_type(!requires_grad() || is_floating(source.dtype()), "set_data",
-             "a tensor that requires grad cannot hold ", source.dtype(), " data");
-  impl_->storage = source.storage();
-  impl_->offset = source.offset();
-  impl_->shape = source.shape();
-  impl_->strides = source.strides();
-  impl_->dtype = source.dtype();
-  if (AutogradMeta* meta = autograd_meta_if_exists(*this)) {
-    // A gradient of the old dtype, device or shape no longer fits.
-    if (meta->grad.defined() && (meta->grad.shape() != shape() || meta->grad.dtype() != dtype() ||
-                                 meta->grad.device() != device())) {
-      meta->grad = Tensor();
-    }
-  }
-}
-
-void Tensor::retain_grad() const {
-  check_state(requires_grad(), "retain_grad", "the tensor does not require grad");
-  if (is_leaf()) return;  // leaves keep their gradient anyway
-  AutogradMeta& meta = autograd_meta(*this);
-  if (meta.retains_grad) return;
-  meta.retains_grad = true;
-  // Weak, so the graph does not keep the tensor alive.
-  std::weak_ptr<TensorImpl> weak = impl_;
-  meta.grad_fn->pre_hooks.push_back([weak](const Tensor& grad) {
-    if (auto impl = weak.lock()) {
-      Tensor self(impl);
-      AutogradMeta& m = autograd_meta(self);
-      m.grad = m.grad.defined() ? m.grad + grad : grad.clone();
-    }
-    return Tensor();
-  });
-}
-
-bool Tensor::retains_grad() const {
-  AutogradMeta* meta = autograd_meta_if_exists(*this);
-  return meta != nullptr && meta->retains_grad;
-}
-
-void Tensor::register_hook(TensorHook hook) const {
-  check_state(requires_grad(), "register_hook",
-              "cannot register a hook on a tensor that does not require grad");
-  AutogradMeta& meta = autograd_meta(*this);
-  if (meta.grad_fn) {
-    meta.grad_fn->pre_hooks.push_back(std::move(hook));
-  } else {
-    meta.hooks.push_back(std::move(hook));
-  }
-}
-
-void Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const {
-  check_state(requires_grad() && is_leaf(), "register_post_accumulate_grad_hook",
-              "post-accumulate-grad hooks can only be registered on leaf tensors that require "
-              "grad");
-  autograd_meta(*this).post_accumulate_grad_hooks.push_back(std::move(hook));
-}
 
 }  // namespace wick

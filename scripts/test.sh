@@ -9,6 +9,7 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 start=$(date +%s)
 bash scripts/setup.sh
 bash scripts/check_format.sh
+/usr/bin/python3 scripts/check_layers.py
 
 echo "== build (Release) and tests"
 # The multi-process tests (tests/distributed: ctest runs them through mpirun) need
