@@ -66,7 +66,7 @@ void walk(py::handle obj, int64_t depth, Nested& n) {
     return;
   }
   if (!py::isinstance<py::sequence>(obj) || py::isinstance<py::str>(obj)) {
-    throw py::type_error("tensor(): could not infer a dtype for an element of type " +
+    throw py::type_error("[tensor] could not infer a dtype for an element of type " +
                          std::string(py::str(py::type::of(obj).attr("__name__"))));
   }
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
@@ -249,7 +249,8 @@ void init_creation(py::module_& m) {
           pos.pop_back();
         }
         if (size.is_none() || pos.empty() || pos.size() > 2) {
-          throw py::type_error("randint(low=0, high, size, *, dtype=None, device=None)");
+          throw py::type_error(
+              "[randint] expected randint(low=0, high, size, *, dtype=None, device=None)");
         }
         int64_t low = pos.size() == 2 ? pos[0].cast<int64_t>() : 0;
         int64_t high = pos.back().cast<int64_t>();

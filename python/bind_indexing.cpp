@@ -29,7 +29,7 @@ Tensor sequence_index(py::handle seq) {
     Scalar s;
     if (!try_scalar(item, s) || s.is_floating()) {
       throw py::type_error(
-          "only integers, slices, None, Ellipsis, and integer or boolean "
+          "[index] only integers, slices, None, Ellipsis, and integer or boolean "
           "tensors or lists are valid indices; got a list containing " +
           std::string(py::str(py::repr(item))));
     }
@@ -60,9 +60,11 @@ Indexed apply_key(const Tensor& self, py::handle key) {
     used += dims_used(item);
     ellipses += item.ptr() == Py_Ellipsis;
   }
-  if (ellipses > 1) throw py::index_error("an index can only have a single ellipsis ('...')");
+  if (ellipses > 1)
+    throw py::index_error("[index] an index can only have a single ellipsis ('...')");
   if (used > self.dim()) {
-    throw py::index_error("too many indices for tensor of dimension " + std::to_string(self.dim()));
+    throw py::index_error("[index] too many indices for tensor of dimension " +
+                          std::to_string(self.dim()));
   }
   Indexed r;
   r.view = self;
@@ -85,7 +87,7 @@ Indexed apply_key(const Tensor& self, py::handle key) {
     } else if (PySlice_Check(item.ptr())) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(item.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
-      if (step <= 0) throw py::value_error("step must be greater than zero");
+      if (step <= 0) throw py::value_error("[index] slice step must be greater than zero");
       int64_t size = r.view.size(dim);
       PySlice_AdjustIndices(size, &start, &stop, step);
       if (start != 0 || stop != size || step != 1) {
@@ -102,10 +104,11 @@ Indexed apply_key(const Tensor& self, py::handle key) {
       Scalar s;
       if (!try_scalar(item, s) || s.kind() != ScalarKind::Integer) {
         if (s.kind() == ScalarKind::Bool && PyBool_Check(item.ptr())) {
-          throw py::type_error("indexing with a Python bool is not supported; use a bool tensor");
+          throw py::type_error(
+              "[index] indexing with a Python bool is not supported; use a bool tensor");
         }
         throw py::type_error(
-            "only integers, slices (`:`), ellipsis (`...`), None and integer "
+            "[index] only integers, slices (`:`), ellipsis (`...`), None and integer "
             "or boolean tensors are valid indices; got " +
             std::string(py::str(py::type::of(item).attr("__name__"))));
       }
@@ -129,7 +132,7 @@ Tensor value_tensor(py::handle value, const Tensor& target) {
   if (try_scalar(value, s)) {
     return scalar_tensor(s, TensorOptions(target.dtype()).with_device(target.device()));
   }
-  throw py::type_error("can only assign a tensor or a number to a tensor index; got " +
+  throw py::type_error("[setitem] can only assign a tensor or a number to a tensor index; got " +
                        std::string(py::str(py::type::of(value).attr("__name__"))));
 }
 

@@ -158,13 +158,13 @@ Tensor from_dlpack(py::object obj) {
   py::object capsule = obj;
   if (!PyCapsule_CheckExact(obj.ptr())) {
     if (!py::hasattr(obj, "__dlpack__")) {
-      throw py::type_error("from_dlpack expects an object with __dlpack__ or a DLPack capsule");
+      throw py::type_error("[from_dlpack] expects an object with __dlpack__ or a DLPack capsule");
     }
     capsule = obj.attr("__dlpack__")();
   }
   if (!PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
     throw py::value_error(
-        "from_dlpack: the capsule was already consumed or is not a DLPack "
+        "[from_dlpack] the capsule was already consumed or is not a DLPack "
         "tensor");
   }
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
@@ -248,7 +248,7 @@ py::array tensor_to_numpy(const Tensor& t, bool force) {
   if (force) source = t.detach().cpu();
   if (t.requires_grad() && !force) {
     throw std::runtime_error(
-        "Can't call numpy() on a tensor that requires grad. Use tensor.detach().numpy() "
+        "[numpy] Can't call numpy() on a tensor that requires grad. Use tensor.detach().numpy() "
         "instead.");
   }
   if (!source.device().is_cpu()) {

@@ -36,7 +36,7 @@ Pair2 stride_or_kernel(py::handle stride, Pair2 kernel) {
 nn::init::FanMode fan_mode(const std::string& mode) {
   if (mode == "fan_in") return nn::init::FanMode::FanIn;
   if (mode == "fan_out") return nn::init::FanMode::FanOut;
-  throw py::value_error("mode must be 'fan_in' or 'fan_out'; got '" + mode + "'");
+  throw py::value_error("[kaiming_init] mode must be 'fan_in' or 'fan_out'; got '" + mode + "'");
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ void init_nn(py::module_& root) {
       [](const Tensor& x, py::handle kernel, py::handle stride, py::handle padding, bool ceil_mode,
          bool count_include_pad, py::handle divisor_override) {
         if (!divisor_override.is_none()) {
-          throw py::value_error("avg_pool2d: divisor_override is not supported");
+          throw py::value_error("[avg_pool2d] divisor_override is not supported");
         }
         Pair2 k = to_pair(kernel, "kernel_size");
         return avg_pool2d(x, k, stride_or_kernel(stride, k), to_pair(padding, "padding"), ceil_mode,

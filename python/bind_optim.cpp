@@ -40,7 +40,7 @@ void read_options(py::dict group, const std::vector<std::string>& keys, optim::O
     if (!group.contains(key.c_str())) continue;
     Scalar s;
     if (!try_scalar(group[key.c_str()], s)) {
-      throw py::type_error("parameter group option '" + key + "' must be a number");
+      throw py::type_error("[optimizer] parameter group option '" + key + "' must be a number");
     }
     options[key] = s.to_double();
   }

@@ -96,7 +96,7 @@ Tensor tensor_to(const Tensor& self, py::args args, py::kwargs kwargs) {
     } else if (key == "copy") {
       copy = item.second.cast<bool>();
     } else if (key != "non_blocking" && key != "memory_format") {
-      throw py::type_error("to() got an unexpected keyword argument '" + key + "'");
+      throw py::type_error("[to] got an unexpected keyword argument '" + key + "'");
     }
   }
   Tensor out = self.to(device, dtype);
@@ -188,9 +188,9 @@ void init_tensor(py::module_& m) {
           [](const Tensor& t, py::handle gradient, bool retain_graph, py::handle create_graph,
              py::handle inputs) {
             if (!create_graph.is_none() && create_graph.cast<bool>()) {
-              throw py::value_error("backward: create_graph=True is not supported by wick");
+              throw py::value_error("[backward] create_graph=True is not supported by wick");
             }
-            if (!inputs.is_none()) throw py::value_error("backward: inputs= is not supported");
+            if (!inputs.is_none()) throw py::value_error("[backward] inputs= is not supported");
             Tensor g = optional_tensor(gradient, "gradient");
             check_state(t.requires_grad(), "backward",
                         "element 0 of tensors does not require grad and does not have a "
@@ -284,12 +284,12 @@ void init_tensor(py::module_& m) {
            })
       .def("__len__",
            [](const Tensor& t) {
-             if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
+             if (t.dim() == 0) throw py::type_error("[len] len() of a 0-d tensor");
              return t.size(0);
            })
       .def("__iter__",
            [](const Tensor& t) {
-             if (t.dim() == 0) throw py::type_error("iteration over a 0-d tensor");
+             if (t.dim() == 0) throw py::type_error("[iter] iteration over a 0-d tensor");
              py::list rows(t.size(0));
              for (int64_t i = 0; i < t.size(0); ++i) rows[i] = py::cast(t.select(0, i));
              return py::iter(rows);

@@ -117,7 +117,8 @@ void bind_both(py::class_<Tensor>& cls, py::module_& m, const char* name, F f,
 }
 
 Tensor clamp_any(const Tensor& x, py::handle lo, py::handle hi) {
-  if (lo.is_none() && hi.is_none()) throw py::value_error("clamp: at least one of min or max");
+  if (lo.is_none() && hi.is_none())
+    throw py::value_error("[clamp] at least one of min or max must be given");
   const Tensor* tlo = try_tensor(lo);
   const Tensor* thi = try_tensor(hi);
   if (tlo != nullptr || thi != nullptr) {  // tensor bounds: maximum / minimum, broadcasting
@@ -382,7 +383,7 @@ void init_tensor_ops(py::module_& m) {
   bind_both(
       cls, m, "div",
       [](const Tensor& a, py::handle b, py::handle rounding_mode) {
-        if (!rounding_mode.is_none()) throw py::value_error("div: rounding_mode is not supported");
+        if (!rounding_mode.is_none()) throw py::value_error("[div] rounding_mode is not supported");
         return binary_method<div_tt, div_ts>(a, b);
       },
       py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());

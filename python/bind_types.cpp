@@ -62,7 +62,7 @@ DType to_dtype(py::handle h) {
       if (auto d = dtype_from_numpy_name(py::str(named.attr("name")))) return *d;
     }
   }
-  throw py::type_error("expected a wick dtype (wick.float32, ...); got " +
+  throw py::type_error("[dtype] expected a wick dtype (wick.float32, ...); got " +
                        std::string(py::str(py::repr(h))));
 }
 
@@ -75,7 +75,7 @@ Device to_device(py::handle h) {
   if (py::isinstance<Device>(h)) return h.cast<Device>();
   if (py::isinstance<py::str>(h)) return Device(h.cast<std::string>());
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return Device(kCUDA, h.cast<int>());
-  throw py::type_error("expected a device (wick.device, 'cpu', 'cuda:0' or an int); got " +
+  throw py::type_error("[device] expected a device (wick.device, 'cpu', 'cuda:0' or an int); got " +
                        std::string(py::str(py::repr(h))));
 }
 
@@ -93,7 +93,8 @@ bool try_scalar(py::handle h, Scalar& out) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow != 0)
-      throw py::value_error("integer " + std::string(py::str(h)) + " does not fit in 64 bits");
+      throw py::value_error("[scalar] integer " + std::string(py::str(h)) +
+                            " does not fit in 64 bits");
     out = Scalar(static_cast<int64_t>(v));
     return true;
   }
@@ -124,7 +125,7 @@ Scalar to_scalar(py::handle h, const char* what) {
   if (const Tensor* t = try_tensor(h)) {
     if (t->numel() == 1) return t->item();
   }
-  throw py::type_error(std::string(what) + " must be a number; got " +
+  throw py::type_error("[scalar] " + std::string(what) + " must be a number; got " +
                        std::string(py::str(py::type::of(h).attr("__name__"))));
 }
 
@@ -136,7 +137,7 @@ const Tensor* try_tensor(py::handle h) {
 
 const Tensor& to_tensor(py::handle h, const char* what) {
   if (const Tensor* t = try_tensor(h)) return *t;
-  throw py::type_error(std::string(what) + " must be a wick.Tensor; got " +
+  throw py::type_error("[tensor] " + std::string(what) + " must be a wick.Tensor; got " +
                        std::string(py::str(py::type::of(h).attr("__name__"))));
 }
 
@@ -152,12 +153,12 @@ Tensor optional_tensor(py::handle h, const char* what) {
 
 Shape to_shape(py::handle h, const char* op, bool allow_minus_one) {
   if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h)) {
-    throw py::type_error(std::string(op) + ": a size must be a tuple or list of ints; got " +
+    throw py::type_error("[" + std::string(op) + "] a size must be a tuple or list of ints; got " +
                          std::string(py::str(py::type::of(h).attr("__name__"))));
   }
   py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
   if (static_cast<int64_t>(seq.size()) > kMaxDims) {
-    throw py::value_error(std::string(op) + ": at most " + std::to_string(kMaxDims) +
+    throw py::value_error("[" + std::string(op) + "] at most " + std::to_string(kMaxDims) +
                           " dimensions are supported; got " + std::to_string(seq.size()));
   }
   Shape shape;
@@ -168,16 +169,16 @@ Shape to_shape(py::handle h, const char* op, bool allow_minus_one) {
       if (const Tensor* t = try_tensor(item); t && t->numel() == 1 && !t->is_floating_point()) {
         s = t->item();
       } else {
-        throw py::type_error(std::string(op) + ": sizes must be ints; got " +
+        throw py::type_error("[" + std::string(op) + "] sizes must be ints; got " +
                              std::string(py::str(py::repr(item))));
       }
     }
     int64_t d = s.to_int();
     if (d < 0 && !(allow_minus_one && d == -1)) {
-      throw py::value_error(std::string(op) + ": negative dimension " + std::to_string(d));
+      throw py::value_error("[" + std::string(op) + "] negative dimension " + std::to_string(d));
     }
     if (d > 0 && total > INT64_MAX / 16 / d) {
-      throw py::value_error(std::string(op) + ": the size " + std::string(py::str(h)) +
+      throw py::value_error("[" + std::string(op) + "] the size " + std::string(py::str(h)) +
                             " has too many elements");
     }
     if (d > 0) total *= d;
@@ -197,7 +198,7 @@ DimList to_dims(py::handle h) {
   if (h.is_none()) return {};
   if (PyLong_Check(h.ptr())) return {h.cast<int64_t>()};
   if (py::isinstance<py::sequence>(h)) return h.cast<std::vector<int64_t>>();
-  throw py::type_error("dim must be an int or a tuple of ints; got " +
+  throw py::type_error("[dim] dim must be an int or a tuple of ints; got " +
                        std::string(py::str(py::repr(h))));
 }
 
@@ -208,7 +209,7 @@ Pair2 to_pair(py::handle h, const char* what) {
     if (v.size() == 1) return Pair2(v[0]);
     if (v.size() == 2) return Pair2(v[0], v[1]);
   }
-  throw py::type_error(std::string(what) + " must be an int or a pair of ints; got " +
+  throw py::type_error("[" + std::string(what) + "] must be an int or a pair of ints; got " +
                        std::string(py::str(py::repr(h))));
 }
 
@@ -264,7 +265,7 @@ void init_types(py::module_& m) {
     } catch (const TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const std::bad_alloc&) {
-      PyErr_SetString(oom->ptr(), "out of host memory (std::bad_alloc)");
+      PyErr_SetString(oom->ptr(), "[allocator] out of host memory (std::bad_alloc)");
     }
   });
 
