@@ -16,7 +16,6 @@ std::atomic<int64_t> g_fallback_counts[kNumOps];
 
 }  // namespace
 
-const char* op_name(OpKey op) { return op_info(op).name; }
 
 void KernelRegistry::check_signature(OpKey op, const std::type_info& signature) {
   const OpInfo& info = op_info(op);

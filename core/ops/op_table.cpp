@@ -82,7 +82,17 @@ std::vector<OpInfo> build_table() {
   return table;
 }
 
+// The names alone, as a constant array: op_name() is on every op's error path and in its
+// argument lists, so it is a load, not a walk through the table.
+#define WICK_OP_NAME(name, ...) #name,
+constexpr const char* kOpNames[] = {WICK_UNARY_OPS(WICK_OP_NAME) WICK_BINARY_OPS(WICK_OP_NAME)
+                                        WICK_KERNEL_OPS(WICK_OP_NAME)};
+#undef WICK_OP_NAME
+static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kNumOps);
+
 }  // namespace
+
+const char* op_name(OpKey op) { return kOpNames[static_cast<int>(op)]; }
 
 const std::vector<OpInfo>& op_table() {
   static const std::vector<OpInfo>* table = new std::vector<OpInfo>(build_table());
