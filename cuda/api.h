@@ -159,5 +159,10 @@ bool cudnn_allow_tf32();
 // convolution shape and keep the fastest, instead of taking cuDNN's heuristic choice.
 void set_cudnn_benchmark(bool benchmark);
 bool cudnn_benchmark();
+// cuDNN for softmax, average pooling and batch norm (torch.backends.cudnn.enabled; on by
+// default): off, the hand-written kernels run (Note [cuDNN or hand-written] in cudnn_nn.cpp).
+// Convolutions always use cuDNN: wick has no other GPU convolution.
+void set_cudnn_enabled(bool enabled);
+bool cudnn_enabled();
 
 }  // namespace wick::cuda

@@ -91,6 +91,7 @@ bool is_pinned(const Tensor&) { return false; }
 // unchanged on a build without CUDA (they affect nothing there).
 namespace {
 bool g_allow_tf32 = false, g_cudnn_allow_tf32 = true, g_cudnn_benchmark = false;
+bool g_cudnn_enabled = true;
 }  // namespace
 void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
 bool allow_tf32() { return g_allow_tf32; }
@@ -98,6 +99,8 @@ void set_cudnn_allow_tf32(bool allow) { g_cudnn_allow_tf32 = allow; }
 bool cudnn_allow_tf32() { return g_cudnn_allow_tf32; }
 void set_cudnn_benchmark(bool benchmark) { g_cudnn_benchmark = benchmark; }
 bool cudnn_benchmark() { return g_cudnn_benchmark; }
+void set_cudnn_enabled(bool enabled) { g_cudnn_enabled = enabled; }
+bool cudnn_enabled() { return g_cudnn_enabled; }
 
 }  // namespace cuda
 

@@ -258,6 +258,7 @@ void softmax(const Tensor& in, Tensor& out, int64_t dim) {
   for (int64_t d = 0; d < dim; ++d) outer *= in.size(d);
   for (int64_t d = dim + 1; d < in.dim(); ++d) inner *= in.size(d);
   if (outer * inner == 0 || size == 0) return;
+  if (cudnn_softmax(in, out, dim, kLog)) return;  // Note [cuDNN or hand-written]
   LaunchContext ctx(out);
   visit_floating(kLog ? "log_softmax" : "softmax", in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
