@@ -1,8 +1,9 @@
+# shellcheck shell=bash
 # Sourced by tests/gpu/run.sh and tests/gpu/check_offline_set.sh: turns the offline set that
 # tests/gpu/prepare.sh fetched into a local prefix and the CMake arguments that use it.
 
 # offline_unpack SET PREFIX: every .deb of SET unpacked into PREFIX (dpkg -x: no root, no apt),
-# the pybind11 wheel into PREFIX/pybind11-wheel.
+# the pybind11 wheel into PREFIX/pybind11-wheel, the other (pure-Python) wheels into PREFIX/pylib.
 offline_unpack() {
   local set=$1 prefix=$2 deb
   mkdir -p "$prefix"
@@ -10,9 +11,12 @@ offline_unpack() {
     [ -e "$deb" ] || continue
     dpkg -x "$deb" "$prefix"
   done
-  for whl in "$set"/wheels/pybind11-*.whl; do
+  for whl in "$set"/wheels/*.whl; do
     [ -e "$whl" ] || continue
-    python3 -m zipfile -e "$whl" "$prefix/pybind11-wheel"
+    case "$(basename "$whl")" in
+      pybind11-*) python3 -m zipfile -e "$whl" "$prefix/pybind11-wheel" ;;
+      *) python3 -m zipfile -e "$whl" "$prefix/pylib" ;;  # pure-Python: pytest and its deps
+    esac
   done
 }
 

@@ -2,7 +2,7 @@
 # Fetches, on a networked machine, everything tests/gpu/run.sh needs to build wick on a bare GPU
 # machine without network: the Debian packages of the build's header-only and small dependencies
 # (as .deb files, unpacked there with dpkg -x into a local prefix, no root, no apt), pybind11 as a
-# wheel (its Debian version predates Python 3.12), and copies of the cuDNN and NCCL headers of
+# wheel (its Debian version predates Python 3.12), pytest's wheels, and copies of the cuDNN and NCCL headers of
 # this machine's CUDA install (the GPU machine's cuDNN may be only PyTorch's wheel's library).
 #
 #   bash tests/gpu/prepare.sh            # into tests/gpu/offline/ (ignored by git)
@@ -32,6 +32,11 @@ done
 rm -f "$dir"/wheels/*.whl
 python3 -m pip download --quiet --no-deps --only-binary :all: pybind11==2.13.6 -d "$dir/wheels" ||
   echo "prepare: pybind11 wheel not downloaded; run.sh falls back to Debian's pybind11 2.10"
+# pytest and its pure-Python dependencies, for an interpreter without it (PyTorch's images often
+# lack it); run.sh puts them on PYTHONPATH only when `import pytest` fails.
+python3 -m pip download --quiet --no-deps --only-binary :all: -d "$dir/wheels" \
+  pytest==8.3.4 pluggy==1.5.0 iniconfig==2.0.0 packaging==24.2 ||
+  echo "prepare: pytest wheels not downloaded; the GPU machine's Python needs its own pytest"
 # cuDNN and NCCL headers from this machine's CUDA (NVIDIA's, not Debian's: copied, not fetched).
 cuda_include=${CUDA_HOME:-/usr/local/cuda}/include
 for lib in cudnn nccl; do
@@ -44,7 +49,7 @@ for lib in cudnn nccl; do
 done
 {
   echo "# written by tests/gpu/prepare.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  (cd "$dir" && ls debs wheels | grep -E '\.(deb|whl)$')
+  for f in "$dir"/debs/*.deb "$dir"/wheels/*.whl; do [ -e "$f" ] && basename "$f"; done
   grep -h "define CUDNN_MAJOR \|define CUDNN_MINOR \|define NCCL_MAJOR \|define NCCL_MINOR " \
     "$dir"/headers/*/include/*version*.h "$dir"/headers/nccl/include/nccl.h 2>/dev/null || true
 } >"$dir/MANIFEST"
