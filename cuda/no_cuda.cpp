@@ -86,6 +86,10 @@ void stop_memory_trace() {}
 
 Tensor pin_memory(const Tensor&) { no_cuda("pin_memory"); }
 bool is_pinned(const Tensor&) { return false; }
+// Kept (a no-op) so that code asking for non-blocking copies builds without CUDA.
+NonBlockingCopies::NonBlockingCopies(bool) : previous_(false) {}
+NonBlockingCopies::~NonBlockingCopies() = default;
+bool NonBlockingCopies::active() { return false; }
 
 // The math-mode switches are plain flags with PyTorch's defaults, so code that sets them runs
 // unchanged on a build without CUDA (they affect nothing there).

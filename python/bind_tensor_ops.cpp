@@ -10,6 +10,7 @@
 // a method and as a module function, so the two forms cannot drift apart.
 #include <pybind11/stl.h>
 
+#include "cuda/api.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
@@ -295,7 +296,8 @@ void bind_inplace(py::class_<Tensor>& cls) {
           py::arg("value"))
       .def(
           "copy_",
-          [self_arg](py::object self, const Tensor& src, bool) {
+          [self_arg](py::object self, const Tensor& src, bool non_blocking) {
+            cuda::NonBlockingCopies copies(non_blocking);
             self_arg(self).copy_(src);
             return self;
           },
