@@ -33,7 +33,7 @@ hidden_dirs="/usr/include;/usr/lib;/usr/lib/x86_64-linux-gnu/cmake"
 hidden_dirs+=";/usr/share;/usr/share/cmake;/usr/lib/cmake;/usr/local/include;/usr/local/lib"
 hidden_dirs+=";/usr/local/share;/lib"
 log=$tmp/configure.log
-if ! CUDNN_ROOT= NCCL_ROOT= cmake -S . -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
+if ! CUDNN_ROOT='' NCCL_ROOT='' cmake -S . -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
     -DWICK_CUDA=ON -DWICK_CUDA_ARCHS=90 -DWICK_TESTS=ON -DWICK_BENCHMARKS=ON \
     -DWICK_EXAMPLES=ON -DWICK_DISTRIBUTED=OFF \
     "-DPython3_EXECUTABLE=$py" "-DPython3_INCLUDE_DIR=$py_include" \
@@ -64,6 +64,9 @@ for on in WICK_PYTHON WICK_TESTS WICK_BENCHMARKS; do
   grep -q "^$on:BOOL=ON" "$cache" || problems+=("$on is off")
 done
 grep -q "wick: NCCL backend" "$log" || problems+=("the NCCL backend is off")
+# pytest for an interpreter without it (run.sh puts the set's pylib/ on PYTHONPATH then).
+PYTHONPATH="$tmp/prefix/pylib" "$py" -c "import pytest" 2>/dev/null ||
+  problems+=("pytest does not import from the set's wheels")
 if [ ${#problems[@]} -gt 0 ]; then
   echo "check_offline_set: FAILED - ${problems[*]}"
   exit 1
