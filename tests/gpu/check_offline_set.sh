@@ -65,7 +65,7 @@ for on in WICK_PYTHON WICK_TESTS WICK_BENCHMARKS; do
 done
 grep -q "wick: NCCL backend" "$log" || problems+=("the NCCL backend is off")
 # pytest for an interpreter without it (run.sh puts the set's pylib/ on PYTHONPATH then).
-PYTHONPATH="$tmp/prefix/pylib" "$py" -c "import pytest" 2>/dev/null ||
+PYTHONPATH="$tmp/prefix/pylib" "$py" -S -c "import pytest" 2>/dev/null ||
   problems+=("pytest does not import from the set's wheels")
 if [ ${#problems[@]} -gt 0 ]; then
   echo "check_offline_set: FAILED - ${problems[*]}"
