@@ -100,12 +100,69 @@ __global__ void sum_partials_kernel(const Acc* partial, T* out, int64_t outputs,
   out[m] = T(static_cast<compute_t<T>>(acc));
 }
 
+// Note [column sums]
+// Summing over the leading dims of a row-major tensor (a Linear layer's bias gradient: grad
+// [batch, features] summed over the batch) gives outputs that are adjacent in memory, each
+// reducing a strided column. A block per output would have its threads read one column, each
+// load a separate memory transaction. Here a block takes 32 adjacent columns (a warp reads 32
+// adjacent elements of one row: one transaction) and kColumnRows rows at a time; the rows'
+// partial sums are added in a fixed order, so the result stays deterministic.
+constexpr int kColumnRows = 16;
+
+template <class T, class Acc>
+__global__ void column_sum_kernel(const T* in, T* out, Dims reduced, int64_t outputs,
+                                  int64_t length) {
+  __shared__ Acc shared[kColumnRows][33];
+  int64_t column = blockIdx.x * int64_t{32} + threadIdx.x;
+  Acc acc = 0;
+  if (column < outputs) {
+    if (reduced.n == 1) {
+      for (int64_t r = threadIdx.y; r < length; r += kColumnRows) {
+        acc += Acc(compute_t<T>(in[r * reduced.stride[0] + column]));
+      }
+    } else {
+      for (int64_t r = threadIdx.y; r < length; r += kColumnRows) {
+        acc += Acc(compute_t<T>(in[reduced.offset_of(r) + column]));
+      }
+    }
+  }
+  shared[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && column < outputs) {
+    Acc total = 0;
+    for (int y = 0; y < kColumnRows; ++y) total += shared[y][threadIdx.x];
+    out[column] = T(static_cast<compute_t<T>>(total));
+  }
+}
+
+// True when the outputs are one run of adjacent elements (kept: one dim of stride 1) and every
+// reduced dim steps over whole rows of them, so column_sum_kernel reads coalesced.
+bool is_column_sum(const Dims& kept, const Dims& reduced, int64_t outputs) {
+  if (kept.n != 1 || kept.stride[0] != 1 || outputs < 32 || reduced.n == 0) return false;
+  for (int d = 0; d < reduced.n; ++d) {
+    if (reduced.stride[d] < outputs) return false;
+  }
+  return true;
+}
+
 void sum(const Tensor& in, Tensor& out, const DimVec& dims) {
   Dims kept, reduced;
   split_dims(in, dims, kept, reduced);
   int64_t outputs = kept.numel(), length = reduced.numel();
   if (outputs == 0) return;
   LaunchContext ctx(out);
+  if (is_column_sum(kept, reduced, outputs) && out.is_contiguous()) {  // Note [column sums]
+    visit_dtype(in.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = gpu_acc_t<T>;
+      column_sum_kernel<T, Acc>
+          <<<static_cast<unsigned>((outputs + 31) / 32), dim3(32, kColumnRows), 0, ctx.stream()>>>(
+              static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), reduced,
+              outputs, length);
+    });
+    WICK_KERNEL_CHECK();
+    return;
+  }
   int sms = multiprocessor_count(ctx.device());
   // Split each output's range when the outputs alone cannot fill the GPU.
   int64_t splits = 1;

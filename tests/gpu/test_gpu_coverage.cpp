@@ -164,6 +164,27 @@ TEST_F(GpuTest, ReductionsWithMoreThan65535Outputs) {
   expect_gpu_matches_cpu("softmax rows", [](const Inputs& in) { return softmax(in[0], 1); }, {x});
 }
 
+// Note [column sums] in cuda/reduce.cu: outputs adjacent in memory, leading dims reduced.
+TEST_F(GpuTest, ColumnSumsInEveryFloatDtype) {
+  for (DType d : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    Tensor x = floats({257, 100}, d, 24), y = floats({5, 7, 40}, d, 25);
+    Tolerance tol = tolerance(d);
+    tol.atol *= 20;  // 257 terms, added in another order than on the CPU
+    expect_gpu_matches_cpu(
+        "bias-gradient shape", [](const Inputs& in) { return sum(in[0], {0}); }, {x}, tol);
+    expect_gpu_matches_cpu(
+        "two leading dims",
+        [](const Inputs& in) {
+          return sum(in[0], {0, 1});
+        },
+        {y}, tol);
+  }
+  expect_layer_matches(
+      "linear (bias gradient)", [](const Inputs& in) { return linear(in[0], in[1], in[2]); },
+      {floats({64, 48}, kFloat32, 26), floats({40, 48}, kFloat32, 27), floats({40}, kFloat32, 28)},
+      {1e-4, 1e-4});
+}
+
 TEST_F(GpuTest, NanAndInfinityToIntegerCastsMatchTheCpu) {
   const double inf = std::numeric_limits<double>::infinity();
   Tensor x = tensor({std::nan(""), inf, -inf, 1e30, -1e30, 2.5, -2.5});
