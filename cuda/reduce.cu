@@ -204,21 +204,28 @@ __device__ bool better(C v, int64_t i, C best, int64_t best_i) {
   return i < best_i;
 }
 
+// Note [multi-block max]: a global max or argmax (one output over every element) in one block
+// would leave all but one of the GPU's multiprocessors idle. Like sum, few outputs over long
+// ranges are split over a grid dimension of blocks; each writes its chunk's best (value, index),
+// and a second kernel picks the best of those in chunk order. better() breaks ties by index, so
+// the answer is the CPU's whatever the split.
 template <class T, bool kMax>
-__global__ void arg_reduce_kernel(const T* in, T* values, int64_t* indices, Dims kept,
-                                  int64_t length, int64_t stride) {
+__global__ void arg_reduce_kernel(const T* in, T* values, int64_t* indices,
+                                  compute_t<T>* partial_values, int64_t* partial_indices, Dims kept,
+                                  int64_t length, int64_t stride, int64_t chunk) {
   using C = compute_t<T>;
   __shared__ C shared_v[kMaxBlock];
   __shared__ int64_t shared_i[kMaxBlock];
   int64_t m = blockIdx.x;
+  int64_t begin = blockIdx.y * chunk, end = min(length, begin + chunk);
   const T* base = in + kept.offset_of(m);
-  C best = C(base[0]);
-  int64_t best_i = 0;
-  for (int64_t i = threadIdx.x; i < length; i += blockDim.x) {
+  C best = C(base[begin * stride]);
+  int64_t best_i = begin;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     C v = C(base[i * stride]);
-    if (better<kMax>(v, i, best, best_i) || i == threadIdx.x) best = v, best_i = i;
+    if (better<kMax>(v, i, best, best_i) || i == begin + threadIdx.x) best = v, best_i = i;
   }
-  if (threadIdx.x >= length) best = C(base[0]), best_i = 0;
+  if (begin + threadIdx.x >= end) best = C(base[begin * stride]), best_i = begin;
   shared_v[threadIdx.x] = best;
   shared_i[threadIdx.x] = best_i;
   __syncthreads();
@@ -230,10 +237,31 @@ __global__ void arg_reduce_kernel(const T* in, T* values, int64_t* indices, Dims
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
+  if (threadIdx.x != 0) return;
+  if (gridDim.y == 1) {
     values[m] = T(shared_v[0]);
     indices[m] = shared_i[0];
+  } else {
+    partial_values[m * gridDim.y + blockIdx.y] = shared_v[0];
+    partial_indices[m * gridDim.y + blockIdx.y] = shared_i[0];
   }
+}
+
+template <class T, bool kMax>
+__global__ void arg_reduce_partials_kernel(const compute_t<T>* partial_values,
+                                           const int64_t* partial_indices, T* values,
+                                           int64_t* indices, int64_t outputs, int splits) {
+  int64_t m = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (m >= outputs) return;
+  compute_t<T> best = partial_values[m * splits];
+  int64_t best_i = partial_indices[m * splits];
+  for (int s = 1; s < splits; ++s) {
+    compute_t<T> v = partial_values[m * splits + s];
+    int64_t i = partial_indices[m * splits + s];
+    if (better<kMax>(v, i, best, best_i)) best = v, best_i = i;
+  }
+  values[m] = T(best);
+  indices[m] = best_i;
 }
 
 template <bool kMax>
@@ -250,14 +278,37 @@ void arg_reduce(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim) 
   int64_t outputs = kept.numel();
   if (outputs == 0 || length == 0) return;
   LaunchContext ctx(values);
+  int sms = multiprocessor_count(ctx.device());
+  int64_t splits = 1;  // Note [multi-block max]
+  if (outputs < 2 * sms && length > 16 * kMaxBlock) {
+    splits = std::min<int64_t>((4 * sms + outputs - 1) / outputs, length / (8 * kMaxBlock));
+    splits = std::max<int64_t>(1, std::min<int64_t>(splits, 65535));
+  }
+  int64_t chunk = (length + splits - 1) / splits;
+  splits = (length + chunk - 1) / chunk;  // no empty chunk
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    arg_reduce_kernel<T, kMax>
-        <<<static_cast<unsigned>(outputs), block_for(length), 0, ctx.stream()>>>(
-            static_cast<const T*>(in.data_ptr()), static_cast<T*>(values.data_ptr()),
-            indices.data<int64_t>(), kept, length, stride);
+    using C = compute_t<T>;
+    std::unique_ptr<DeviceBuffer> partial;
+    C* partial_values = nullptr;
+    int64_t* partial_indices = nullptr;
+    if (splits > 1) {
+      partial = std::make_unique<DeviceBuffer>(outputs * splits * (sizeof(C) + sizeof(int64_t)));
+      partial_indices = static_cast<int64_t*>(partial->data());  // 8-byte aligned first
+      partial_values = reinterpret_cast<C*>(partial_indices + outputs * splits);
+    }
+    dim3 grid(static_cast<unsigned>(outputs), static_cast<unsigned>(splits));
+    arg_reduce_kernel<T, kMax><<<grid, block_for(chunk), 0, ctx.stream()>>>(
+        static_cast<const T*>(in.data_ptr()), static_cast<T*>(values.data_ptr()),
+        indices.data<int64_t>(), partial_values, partial_indices, kept, length, stride, chunk);
+    WICK_KERNEL_CHECK();
+    if (splits > 1) {
+      arg_reduce_partials_kernel<T, kMax><<<(outputs + 255) / 256, 256, 0, ctx.stream()>>>(
+          partial_values, partial_indices, static_cast<T*>(values.data_ptr()),
+          indices.data<int64_t>(), outputs, static_cast<int>(splits));
+      WICK_KERNEL_CHECK();
+    }
   });
-  WICK_KERNEL_CHECK();
 }
 
 // ---- softmax ----
