@@ -20,14 +20,32 @@ constexpr int kMaxBlock = 512;
 
 struct Dims {
   int n = 0;
+  bool narrow = false;  // set by prepare(): indices below 2**31, 32-bit division
   int64_t shape[kMaxDims];
   int64_t stride[kMaxDims];  // elements
+  FastDivider dividers[kMaxDims];
   int64_t numel() const {
     int64_t p = 1;
     for (int i = 0; i < n; ++i) p *= shape[i];
     return p;
   }
+  // Note [32-bit index division] in loops.cuh; called on the host once the dims are set.
+  void prepare() {
+    narrow = numel() <= (int64_t{1} << 31);
+    for (int d = 0; narrow && d < n; ++d)
+      dividers[d] = FastDivider(static_cast<uint32_t>(shape[d]));
+  }
   __host__ __device__ int64_t offset_of(int64_t i) const {
+    if (narrow) {
+      uint32_t rest = static_cast<uint32_t>(i);
+      int64_t off = 0;
+      for (int d = n - 1; d >= 0; --d) {
+        uint32_t quotient = dividers[d].div(rest);
+        off += static_cast<int64_t>(rest - quotient * dividers[d].divisor) * stride[d];
+        rest = quotient;
+      }
+      return off;
+    }
     int64_t off = 0;
     for (int d = n - 1; d >= 0; --d) {
       off += (i % shape[d]) * stride[d];
@@ -47,6 +65,8 @@ void split_dims(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced)
     target.stride[target.n] = in.stride(d);
     ++target.n;
   }
+  kept.prepare();
+  reduced.prepare();
 }
 
 // Threads per block for reducing `length` elements: a power of two from 32 to kMaxBlock.
@@ -273,6 +293,7 @@ void arg_reduce(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim) 
     kept.stride[kept.n] = in.stride(d);
     ++kept.n;
   }
+  kept.prepare();
   int64_t length = in.dim() == 0 ? 1 : in.size(dim);
   int64_t stride = in.dim() == 0 ? 0 : in.stride(dim);
   int64_t outputs = kept.numel();
