@@ -292,6 +292,10 @@ class ProcessGroupNCCL : public ProcessGroup {
   // error, or the group's timeout passes; then it is aborted and the error says which.
   void init_communicator(int size, const ncclUniqueId& id, int rank, Seconds timeout) {
     const char* op = "init_process_group";
+    if (nccl_runtime_version() < 21400) {  // no non-blocking set-up before NCCL 2.14
+      WICK_NCCL_CHECK(op, ncclCommInitRank(&comm_->comm, size, id, rank));
+      return;
+    }
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclUniqueId unique = id;
