@@ -94,7 +94,12 @@ have_header dlpack/dlpack.h || sys_missing+=(dlpack)
 if [ ${#sys_missing[@]} -gt 0 ] || [ -d "$set_dir/wheels" ]; then
   if ls "$set_dir"/debs/*.deb >/dev/null 2>&1; then
     prefix=$root/$build/offline-prefix
-    [ -d "$prefix/usr" ] || offline_unpack "$set_dir" "$prefix"
+    # Unpacked again when the set changed (prepare.sh rewrites its MANIFEST).
+    if ! cmp -s "$set_dir/MANIFEST" "$prefix/MANIFEST"; then
+      rm -rf "$prefix"
+      offline_unpack "$set_dir" "$prefix"
+      cp "$set_dir/MANIFEST" "$prefix/MANIFEST" 2>/dev/null
+    fi
     mapfile -t cmake_args < <(offline_cmake_args "$set_dir" "$prefix")
     note "build inputs: offline set $set_dir unpacked into $prefix (system lacks: ${sys_missing[*]:-nothing})"
   else
@@ -163,6 +168,9 @@ python=ON
 if [ ! -f "$py_include/Python.h" ]; then
   python=OFF
   note "Python: no Python.h in $py_include (the interpreter's development headers); the Python tests are skipped"
+elif ! $py -c "import numpy" 2>/dev/null; then
+  python=OFF
+  note "Python: $py has no numpy (wick's extension needs it); the Python tests are skipped"
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   note "missing before building: ${missing[*]}"
