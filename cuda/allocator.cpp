@@ -2,6 +2,7 @@
 // cudaEvents, one allocator policy per device, installed as core's allocator for kCUDA.
 #include <cuda_runtime.h>
 
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -138,7 +139,24 @@ class CudaAllocator final : public Allocator {
     return ptr;
   }
 
+  // Note [frees after a sticky error]: deallocate runs from destructors (Storage, DeviceBuffer),
+  // which must not throw. After a sticky CUDA error (an illegal address, a failed launch) every
+  // CUDA call fails, including the event record and query a free does for a block used on other
+  // streams (record_stream); the error is reported once on stderr and the block is leaked: the
+  // context is unusable anyway, and the exception the op itself threw says what happened.
   void deallocate(void* ptr, size_t nbytes) override {
+    try {
+      deallocate_or_throw(ptr, nbytes);
+    } catch (const std::exception& e) {
+      static std::once_flag reported;
+      std::call_once(reported, [&] {
+        std::cerr << "[wick] warning: freeing GPU memory failed (" << e.what()
+                  << "); the block is leaked, and later frees that fail are not reported\n";
+      });
+    }
+  }
+
+  void deallocate_or_throw(void* ptr, size_t nbytes) {
     if (ptr == nullptr) return;
     int device = 0;
     if (devices_.size() > 1) {

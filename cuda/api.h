@@ -145,6 +145,20 @@ void stop_memory_trace();
 // copies from it to a GPU run asynchronously. DataLoader(pin_memory=true) uses it.
 Tensor pin_memory(const Tensor& tensor);
 bool is_pinned(const Tensor& tensor);
+// Within its scope, this thread's copies from pinned host memory to a GPU return without waiting
+// (PyTorch's non_blocking=True); outside, they wait for the copy, so the pinned tensor may be
+// written right after. Note [host-device copies] in cuda/copy.cpp.
+class NonBlockingCopies {
+ public:
+  explicit NonBlockingCopies(bool enable = true);
+  ~NonBlockingCopies();
+  NonBlockingCopies(const NonBlockingCopies&) = delete;
+  NonBlockingCopies& operator=(const NonBlockingCopies&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
 
 // ---- math modes --------------------------------------------------------------------------------
 
@@ -159,5 +173,10 @@ bool cudnn_allow_tf32();
 // convolution shape and keep the fastest, instead of taking cuDNN's heuristic choice.
 void set_cudnn_benchmark(bool benchmark);
 bool cudnn_benchmark();
+// cuDNN for softmax, average pooling and batch norm (torch.backends.cudnn.enabled; on by
+// default): off, the hand-written kernels run (Note [cuDNN or hand-written] in cudnn_nn.cpp).
+// Convolutions always use cuDNN: wick has no other GPU convolution.
+void set_cudnn_enabled(bool enabled);
+bool cudnn_enabled();
 
 }  // namespace wick::cuda

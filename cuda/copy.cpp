@@ -4,10 +4,13 @@
 // Note [host-device copies]
 // A transfer moves contiguous bytes, so a strided or differently typed side is first made
 // contiguous where it is cheapest: on the device (launch_copy) for device tensors, on the host for
-// host tensors. Host-to-device copies are queued on the device's current stream; from pinned
-// memory they return at once (the pinned allocator is told, so the block is not reused before the
-// copy has run), from pageable memory CUDA stages them before returning. Device-to-host copies
-// wait for the stream, so the host can read the result immediately.
+// host tensors. Host-to-device copies are queued on the device's current stream. From pinned
+// memory they wait for the copy before returning, as PyTorch's do, unless the caller asked for a
+// non-blocking copy (NonBlockingCopies; Python's non_blocking=True): then they return at once,
+// the pinned allocator is told (so the block is not reused before the copy has run), and writing
+// the pinned tensor before the stream has caught up races with the copy - the caller's promise.
+// From pageable memory CUDA stages them before returning. Device-to-host copies wait for the
+// stream, so the host can read the result immediately.
 #include "core/ops.h"
 #include "cuda/allocator.h"
 #include "cuda/kernels.h"
@@ -35,8 +38,14 @@ void host_to_device(const Tensor& src, Tensor& dst) {
   LaunchContext ctx(dst);
   WICK_CUDA_CHECK(cudaMemcpyAsync(target.data_ptr(), host.data_ptr(), host.nbytes(),
                                   cudaMemcpyHostToDevice, ctx.stream()));
-  if (is_pinned(host)) record_pinned_use(host.storage()->data(), ctx.stream());
   if (!direct) launch_copy(target, dst);
+  if (is_pinned(host)) {
+    if (NonBlockingCopies::active()) {
+      record_pinned_use(host.storage()->data(), ctx.stream());
+    } else {
+      WICK_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    }
+  }
 }
 
 void device_to_host(const Tensor& src, Tensor& dst) {
@@ -88,7 +97,15 @@ void copy(const Tensor& src, Tensor& dst) {
   throw_value_error("copy", "the CUDA copy kernel got two host tensors");
 }
 
+thread_local bool t_non_blocking = false;
+
 }  // namespace
+
+NonBlockingCopies::NonBlockingCopies(bool enable) : previous_(t_non_blocking) {
+  t_non_blocking = enable;
+}
+NonBlockingCopies::~NonBlockingCopies() { t_non_blocking = previous_; }
+bool NonBlockingCopies::active() { return t_non_blocking; }
 
 void register_copy_kernels(KernelRegistry& r) {
   r.add<CopyKernel>(OpKey::copy, kCUDA, copy);

@@ -137,8 +137,8 @@ __global__ void uniform_kernel(T* out, int64_t n, double a, double b, PhiloxStat
     for (int k = 0; k < 4 && block * 4 + k < n; ++k) {
       double u = uniform_from_bits(r.x[k]);
       if constexpr (std::is_floating_point_v<C>) {
-        C v = static_cast<C>(a + (b - a) * u);
-        out[block * 4 + k] = T(v < C(b) ? v : C(a));  // rounding must not reach b
+        T v = T(static_cast<C>(a + (b - a) * u));  // checked after rounding to T (float16 too)
+        out[block * 4 + k] = C(v) < C(b) ? v : T(static_cast<C>(a));
       } else {
         out[block * 4 + k] = T(static_cast<C>(a + floor((b - a) * u)));
       }

@@ -23,6 +23,7 @@
 // (C / groups) channel dimension.
 #include <cudnn.h>
 
+#include <array>
 #include <atomic>
 #include <sstream>
 #include <unordered_map>
@@ -31,16 +32,11 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "cuda/allocator.h"
+#include "cuda/cudnn_util.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 
 namespace wick::cuda {
-
-namespace {
-
-std::atomic<bool> g_benchmark{false};
-std::atomic<bool> g_allow_tf32{true};
-constexpr int kMaxCandidates = 8;
 
 void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
   if (status == CUDNN_STATUS_SUCCESS) return;
@@ -51,24 +47,25 @@ void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int l
      << cudnnGetErrorString(status) << (detail[0] ? " (" : "") << detail << (detail[0] ? ")" : "");
   throw std::runtime_error(os.str());
 }
-#define WICK_CUDNN_CHECK(call) check_cudnn((call), #call, __FILE__, __LINE__)
-
-void check_cudnn_version() {
-  std::string problem = cudnn_version_problem();
-  check_state(problem.empty(), "cudnn", problem);
-}
 
 // One handle per device and thread (a handle carries its stream).
-cudnnHandle_t handle(int device, cudaStream_t stream) {
+cudnnHandle_t cudnn_handle(int device, cudaStream_t stream) {
   thread_local std::vector<cudnnHandle_t> handles;
   if (static_cast<int>(handles.size()) <= device) handles.resize(device + 1, nullptr);
   if (handles[device] == nullptr) {
-    check_cudnn_version();
+    std::string problem = cudnn_version_problem();
+    check_state(problem.empty(), "cudnn", problem);
     WICK_CUDNN_CHECK(cudnnCreate(&handles[device]));
   }
   WICK_CUDNN_CHECK(cudnnSetStream(handles[device], stream));
   return handles[device];
 }
+
+namespace {
+
+std::atomic<bool> g_benchmark{false};
+std::atomic<bool> g_allow_tf32{true};
+constexpr int kMaxCandidates = 8;
 
 // An owned backend descriptor.
 class Desc {
@@ -126,10 +123,33 @@ cudnnDataType_t data_type(DType dtype) {
   }
 }
 
+// Note [size-1 strides]
+// A dimension of size 1 can carry any stride (0 after expand, anything after a slice), and cuDNN
+// reads the strides to pick the layout: an odd one makes a contiguous tensor look strided, turns
+// engines away or splits the plan cache. As PyTorch does (fixSizeOneDimStride), each size-1
+// dimension gets the stride it would have in the tensor's dense layout (NCHW, or NHWC when the
+// channels are innermost), in the descriptor and in the plan-cache key alike.
+std::array<int64_t, 4> normalized_strides(const Tensor& t) {
+  std::array<int64_t, 4> stride;
+  for (int d = 0; d < 4; ++d) stride[d] = t.stride(d);
+  bool nhwc = t.size(1) > 1 && t.stride(1) == 1 && !t.is_contiguous();
+  const int nchw_order[4] = {3, 2, 1, 0}, nhwc_order[4] = {1, 3, 2, 0};
+  int64_t z = 1;
+  for (int d : nhwc ? nhwc_order : nchw_order) {
+    if (t.size(d) == 1) {
+      stride[d] = z;
+    } else {
+      z = t.size(d) * stride[d];
+    }
+  }
+  return stride;
+}
+
 Desc tensor_desc(const Tensor& t, int64_t uid) {
   cudnnDataType_t type = data_type(t.dtype());
   int64_t dims[4], strides[4];
-  for (int d = 0; d < 4; ++d) dims[d] = t.size(d), strides[d] = t.stride(d);
+  std::array<int64_t, 4> normalized = normalized_strides(t);
+  for (int d = 0; d < 4; ++d) dims[d] = t.size(d), strides[d] = normalized[d];
   int64_t alignment = alignment_of(t.data_ptr());
   Desc desc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   desc.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type)
@@ -221,8 +241,11 @@ std::shared_ptr<Graph> operation_graph(ConvOp op, const ConvTensors& t, const Co
   return g;
 }
 
-// True when the engine of `config` uses tensor cores (TF32, for float32 data).
-bool uses_tensor_cores(const Desc& config) {
+// Whether `config`'s engine may run: never one that down-converts its inputs
+// (CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: float32 data computed in half precision, a silent
+// loss of precision PyTorch always rejects), and no tensor cores for float32 data unless TF32 is
+// allowed.
+bool engine_allowed(const Desc& config, bool forbid_tf32) {
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   int64_t count = 0;
   WICK_CUDNN_CHECK(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
@@ -233,9 +256,10 @@ bool uses_tensor_cores(const Desc& config) {
                                             CUDNN_TYPE_NUMERICAL_NOTE,
                                             CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes));
   for (int64_t i = 0; i < count; ++i) {
-    if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return true;
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
+    if (forbid_tf32 && notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return false;
   }
-  return false;
+  return true;
 }
 
 // Engine configurations from heuristics `mode`, best first.
@@ -283,7 +307,9 @@ Plan make_plan(const std::shared_ptr<Graph>& graph, const std::shared_ptr<Desc>&
   return p;
 }
 
-void execute(const Plan& plan, cudnnHandle_t h, const ConvTensors& t, void* workspace) {
+// Queues the plan; returns cuDNN's status (a candidate that fails to execute is skipped).
+cudnnStatus_t try_execute(const Plan& plan, cudnnHandle_t h, const ConvTensors& t,
+                          void* workspace) {
   void* pointers[3] = {t.x->data_ptr(), t.w->data_ptr(), t.y->data_ptr()};
   int64_t uids[3] = {kX, kW, kY};
   Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
@@ -291,14 +317,20 @@ void execute(const Plan& plan, cudnnHandle_t h, const ConvTensors& t, void* work
       .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids)
       .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
   pack.finalize();
-  WICK_CUDNN_CHECK(cudnnBackendExecute(h, plan.plan->get(), pack.get()));
+  return cudnnBackendExecute(h, plan.plan->get(), pack.get());
+}
+
+void execute(const Plan& plan, cudnnHandle_t h, const ConvTensors& t, void* workspace) {
+  WICK_CUDNN_CHECK(try_execute(plan, h, t, workspace));
 }
 
 std::string cache_key(ConvOp op, const ConvTensors& t, const Conv2dParams& p, int device) {
   std::ostringstream os;
   os << static_cast<int>(op) << '|' << device << '|' << dtype_name(t.x->dtype()) << '|';
   for (const Tensor* x : {t.x, t.w, t.y}) {
-    os << x->shape() << x->strides() << alignment_of(x->data_ptr()) << '|';
+    std::array<int64_t, 4> strides = normalized_strides(*x);  // Note [size-1 strides]
+    os << x->shape() << strides[0] << ',' << strides[1] << ',' << strides[2] << ',' << strides[3]
+       << '@' << alignment_of(x->data_ptr()) << '|';
   }
   os << p.stride[0] << ',' << p.stride[1] << ',' << p.padding[0] << ',' << p.padding[1] << ','
      << p.dilation[0] << ',' << p.dilation[1] << '|' << g_allow_tf32 << g_benchmark;
@@ -308,7 +340,7 @@ std::string cache_key(ConvOp op, const ConvTensors& t, const Conv2dParams& p, in
 // Runs one convolution operation, choosing and caching its plan on first sight of the shape.
 void run(ConvOp op, const ConvTensors& t, const Conv2dParams& p) {
   LaunchContext ctx(*t.y);
-  cudnnHandle_t h = handle(ctx.device(), ctx.stream());
+  cudnnHandle_t h = cudnn_handle(ctx.device(), ctx.stream());
   thread_local std::unordered_map<std::string, Plan> cache;
   std::string key = cache_key(op, t, p, ctx.device());
   auto found = cache.find(key);
@@ -321,9 +353,20 @@ void run(ConvOp op, const ConvTensors& t, const Conv2dParams& p) {
   std::shared_ptr<Graph> graph = operation_graph(op, t, p, h);
   bool forbid_tf32 = t.x->dtype() == kFloat32 && !g_allow_tf32;
   std::vector<Plan> candidates;
+  // Note [engine selection fallback]: a heuristics mode that fails, or yields no usable engine,
+  // moves on to the next mode; an engine whose plan fails to finalize or to execute moves on to
+  // the next candidate. Only when every candidate of every mode failed is it an error.
+  std::string heuristics_error;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    for (const std::shared_ptr<Desc>& config : engine_configs(*graph, mode)) {
-      if (forbid_tf32 && uses_tensor_cores(*config)) continue;
+    std::vector<std::shared_ptr<Desc>> configs;
+    try {
+      configs = engine_configs(*graph, mode);
+    } catch (const std::runtime_error& e) {
+      heuristics_error = e.what();
+      continue;
+    }
+    for (const std::shared_ptr<Desc>& config : configs) {
+      if (!engine_allowed(*config, forbid_tf32)) continue;
       Plan plan = make_plan(graph, config, h);
       if (plan.plan) candidates.push_back(std::move(plan));
       // A few spare candidates in heuristic mode, in case the best one's workspace does not fit.
@@ -332,7 +375,8 @@ void run(ConvOp op, const ConvTensors& t, const Conv2dParams& p) {
     if (!candidates.empty()) break;
   }
   check_state(!candidates.empty(), "conv2d", "cuDNN found no engine for this convolution (dtype ",
-              t.x->dtype(), ", input ", t.x->shape(), ", filter ", t.w->shape(), ")");
+              t.x->dtype(), ", input ", t.x->shape(), ", filter ", t.w->shape(), ")",
+              heuristics_error.empty() ? "" : "; heuristics: ", heuristics_error);
 
   // Heuristics: the first candidate whose workspace fits. Benchmark: the fastest of those that
   // fit, timed over a few runs after a warm-up.
@@ -346,12 +390,12 @@ void run(ConvOp op, const ConvTensors& t, const Conv2dParams& p) {
       continue;  // try an engine that needs less
     }
     if (!g_benchmark) {
-      execute(plan, h, t, workspace->data());
+      if (try_execute(plan, h, t, workspace->data()) != CUDNN_STATUS_SUCCESS) continue;
       cache.emplace(key, plan);
       return;
     }
     Event start(true), stop(true);
-    execute(plan, h, t, workspace->data());  // warm-up
+    if (try_execute(plan, h, t, workspace->data()) != CUDNN_STATUS_SUCCESS) continue;  // warm-up
     start.record();
     for (int i = 0; i < 3; ++i) execute(plan, h, t, workspace->data());
     stop.record();
@@ -360,7 +404,8 @@ void run(ConvOp op, const ConvTensors& t, const Conv2dParams& p) {
     if (!best.plan || ms < best_ms) best = plan, best_ms = ms;
   }
   check_state(best.plan != nullptr, "conv2d",
-              "no cuDNN engine's workspace fits in the free device memory");
+              "no cuDNN engine could run: each one's workspace did not fit in the free device "
+              "memory or its execution failed");
   cache.emplace(key, best);
   DeviceBuffer workspace(static_cast<size_t>(best.workspace));
   execute(best, h, t, workspace.data());  // the result, from the winner
@@ -395,15 +440,17 @@ void conv2d_backward(const Tensor& grad_out, const Tensor& input, const Tensor& 
 
 }  // namespace
 
-// Refuses a cuDNN runtime older than the headers wick was built with, or of another major
-// version (its descriptors and enums may differ), and one built for another CUDA major version
-// than wick's runtime; PyTorch checks the same at start-up.
+// Refuses a cuDNN runtime of another major version than the headers wick was built with (its
+// descriptors and enums may differ), and one built for another CUDA major version than wick's
+// runtime; PyTorch checks the same at start-up. An older minor version is accepted: wick calls
+// only what cuDNN 9.0 has, and the GPU machine's cuDNN (PyTorch's wheel) may be older than the
+// headers it was compiled with (Note [finding cuDNN] in cuda/CMakeLists.txt).
 std::string cudnn_version_problem() {
   static const std::string problem = [] {
     size_t runtime = cudnnGetVersion();
     size_t major = runtime / 10000, minor = (runtime % 10000) / 100;
     std::ostringstream os;
-    if (major != CUDNN_MAJOR || minor < CUDNN_MINOR) {
+    if (major != CUDNN_MAJOR) {
       os << "wick was built against cuDNN " << CUDNN_MAJOR << "." << CUDNN_MINOR << "."
          << CUDNN_PATCHLEVEL << " but found cuDNN " << major << "." << minor << "." << runtime % 100
          << " at run time; install cuDNN " << CUDNN_MAJOR << "." << CUDNN_MINOR

@@ -30,11 +30,40 @@ namespace wick::cuda {
 
 constexpr int kThreads = 256;
 
+// Note [32-bit index division]
+// Splitting a linear index into per-dimension indices costs a division and a remainder per
+// dimension, and a 64-bit division is a long software routine on the GPU. Below 2**31 elements
+// (nearly always) the index fits in 32 bits, and a division by a divisor known on the host is a
+// multiply-high, an add and a shift (PyTorch's IntDivider; Granlund and Montgomery): for
+// 0 <= n, d < 2**31, with s = ceil(log2 d) and m = floor(2**32 * (2**s - d) / d) + 1,
+// n / d = (umulhi(n, m) + n) >> s. Larger tensors take the 64-bit path; the choice is one
+// uniform branch per element, and no kernel is compiled twice (Note [GPU compile time]).
+struct FastDivider {
+  uint32_t divisor = 1, multiplier = 1, shift = 0;
+
+  FastDivider() = default;
+  explicit FastDivider(uint32_t d) : divisor(d) {
+    while ((uint32_t{1} << shift) < d) ++shift;
+    uint64_t one = 1;
+    multiplier = static_cast<uint32_t>(((one << 32) * ((one << shift) - d)) / d + 1);
+  }
+  __host__ __device__ __forceinline__ uint32_t div(uint32_t n) const {
+#ifdef __CUDA_ARCH__
+    uint32_t high = __umulhi(n, multiplier);
+#else
+    uint32_t high = static_cast<uint32_t>((uint64_t{n} * multiplier) >> 32);
+#endif
+    return (high + n) >> shift;
+  }
+};
+
 template <int N>
 struct OffsetCalculator {
   int ndim = 0;
+  bool narrow = false;  // every linear index fits in 32 bits: use the dividers
   int64_t sizes[kMaxDims];
-  int64_t strides[N][kMaxDims];  // bytes
+  FastDivider dividers[kMaxDims];  // of sizes, when narrow
+  int64_t strides[N][kMaxDims];    // bytes
 
   __device__ __forceinline__ void get(int64_t linear, int64_t (&offsets)[N]) const {
     if (ndim == 1) {
@@ -44,6 +73,17 @@ struct OffsetCalculator {
     }
 #pragma unroll
     for (int k = 0; k < N; ++k) offsets[k] = 0;
+    if (narrow) {  // Note [32-bit index division]
+      uint32_t rest = static_cast<uint32_t>(linear);
+      for (int d = ndim - 1; d >= 0; --d) {
+        uint32_t quotient = dividers[d].div(rest);
+        uint32_t index = rest - quotient * dividers[d].divisor;
+        rest = quotient;
+#pragma unroll
+        for (int k = 0; k < N; ++k) offsets[k] += static_cast<int64_t>(index) * strides[k][d];
+      }
+      return;
+    }
     for (int d = ndim - 1; d >= 0; --d) {
       int64_t index = linear % sizes[d];
       linear /= sizes[d];
@@ -89,6 +129,14 @@ OffsetCalculator<N> make_offset_calculator(const std::array<const Tensor*, N>& o
     calc.ndim = 1;
     calc.sizes[0] = 1;
     for (int k = 0; k < N; ++k) calc.strides[k][0] = 0;
+  }
+  int64_t total = 1;
+  for (int d = 0; d < calc.ndim; ++d) total *= calc.sizes[d];
+  calc.narrow = total <= (int64_t{1} << 31);  // indices 0 .. total - 1 below 2**31
+  if (calc.narrow) {
+    for (int d = 0; d < calc.ndim; ++d) {
+      calc.dividers[d] = FastDivider(static_cast<uint32_t>(calc.sizes[d]));
+    }
   }
   return calc;
 }

@@ -1,16 +1,14 @@
 // CUDA kernels for pooling (max, average, adaptive average) and batch normalization.
 //
-// Note [pooling and batch norm without cuDNN]
+// Note [pooling and batch norm kernels]
 // Convolution goes to cuDNN (cudnn_conv.cpp), where its algorithms (implicit GEMM, Winograd, FFT,
-// tensor cores) are worth the API. Pooling and batch norm are memory-bound one-pass kernels, and
-// cuDNN fits them badly here: cuDNN's max pooling does not return the argmax indices that
-// MaxPool2dKernel must produce, and its pooling backward needs the forward input and output,
-// which the backward kernels do not receive; the legacy pooling and batch-norm calls are
-// deprecated in cuDNN 9, and the graph API's resample and norm operations only run on some
-// engines, layouts and architectures. PyTorch also runs its own kernels for max, average and
-// adaptive pooling. So these are written here, mirroring core/cpu/pool_kernels.cpp and
-// norm_kernels.cpp formula for formula, and the backward passes gather (each input element sums
-// the outputs that used it) instead of scattering with atomics, so they are deterministic.
+// tensor cores) are worth the API. Pooling and batch norm are memory-bound one-pass kernels,
+// written here mirroring core/cpu/pool_kernels.cpp and norm_kernels.cpp formula for formula; the
+// backward passes gather (each input element sums the outputs that used it) instead of
+// scattering with atomics, so they are deterministic. With wick.backends.cudnn.enabled (the
+// default) average pooling and batch norm run cuDNN's instead where it can take the case (Note
+// [cuDNN or hand-written] in cudnn_nn.cpp); max pooling always runs here: its kernel must return
+// the argmax indices, which cuDNN does not produce, and PyTorch also runs its own.
 #include "cuda/allocator.h"
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
@@ -186,6 +184,7 @@ void avg_pool2d(const Tensor& input, Tensor& out, const Pool2dParams& p) {
   Planes s = planes(input, out);
   int64_t n = s.count * s.oh * s.ow;
   if (n == 0) return;
+  if (!kAdaptive && cudnn_avg_pool2d(input, out, p)) return;  // Note [cuDNN or hand-written]
   LaunchContext ctx(out);
   visit_floating("avg_pool2d", input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -200,6 +199,7 @@ void avg_pool2d_backward(const Tensor& grad_out, Tensor& grad_input, const Pool2
   Planes s = planes(grad_input, grad_out);
   int64_t n = s.count * s.h * s.w;
   if (n == 0) return;
+  if (!kAdaptive && cudnn_avg_pool2d_backward(grad_out, grad_input, p)) return;
   LaunchContext ctx(grad_input);
   Tensor dy = grad_out.is_contiguous() ? grad_out : grad_out.contiguous();
   visit_floating("avg_pool2d_backward", grad_out.dtype(), [&](auto tag) {
@@ -285,6 +285,10 @@ void batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, T
                 const BatchNormParams& p) {
   int64_t n = input.size(0), c = input.size(1), s = input.numel() / std::max<int64_t>(1, n * c);
   if (input.numel() == 0) return;
+  if (cudnn_batch_norm(input, weight, bias, running_mean, running_var, out, save_mean, save_invstd,
+                       p)) {
+    return;  // Note [cuDNN or hand-written] in cudnn_nn.cpp
+  }
   LaunchContext ctx(out);
   visit_floating("batch_norm", input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -367,6 +371,10 @@ void batch_norm_backward(const Tensor& grad_out, const Tensor& input, const Tens
                          Tensor& grad_weight, Tensor& grad_bias) {
   int64_t n = input.size(0), c = input.size(1), s = input.numel() / std::max<int64_t>(1, n * c);
   if (input.numel() == 0) return;
+  if (cudnn_batch_norm_backward(grad_out, input, weight, save_mean, save_invstd, grad_input,
+                                grad_weight, grad_bias)) {
+    return;
+  }
   LaunchContext ctx(input);
   Tensor dy = grad_out.is_contiguous() ? grad_out : grad_out.contiguous();
   DeviceBuffer sums(2 * c * sizeof(double));

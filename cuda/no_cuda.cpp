@@ -99,11 +99,16 @@ void stop_memory_trace() {}
 
 Tensor pin_memory(const Tensor&) { no_cuda("pin_memory"); }
 bool is_pinned(const Tensor&) { return false; }
+// Kept (a no-op) so that code asking for non-blocking copies builds without CUDA.
+NonBlockingCopies::NonBlockingCopies(bool) : previous_(false) {}
+NonBlockingCopies::~NonBlockingCopies() = default;
+bool NonBlockingCopies::active() { return false; }
 
 // The math-mode switches are plain flags with PyTorch's defaults, so code that sets them runs
 // unchanged on a build without CUDA (they affect nothing there).
 namespace {
 bool g_allow_tf32 = false, g_cudnn_allow_tf32 = true, g_cudnn_benchmark = false;
+bool g_cudnn_enabled = true;
 }  // namespace
 void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
 bool allow_tf32() { return g_allow_tf32; }
@@ -111,6 +116,8 @@ void set_cudnn_allow_tf32(bool allow) { g_cudnn_allow_tf32 = allow; }
 bool cudnn_allow_tf32() { return g_cudnn_allow_tf32; }
 void set_cudnn_benchmark(bool benchmark) { g_cudnn_benchmark = benchmark; }
 bool cudnn_benchmark() { return g_cudnn_benchmark; }
+void set_cudnn_enabled(bool enabled) { g_cudnn_enabled = enabled; }
+bool cudnn_enabled() { return g_cudnn_enabled; }
 
 }  // namespace cuda
 

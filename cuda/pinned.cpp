@@ -9,6 +9,7 @@
 // asynchronous copy may still be reading a block when its tensor is freed, each copy records an
 // event on its stream (record_pinned_use), and a freed block is reused only after its events have
 // completed.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -67,6 +68,27 @@ class PinnedAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = blocks_.find(const_cast<void*>(ptr));
     if (it == blocks_.end() || !it->second->allocated) return false;
+    // Bounded: a block copied from again and again (a reused pinned staging buffer) keeps at
+    // most kMaxEvents events; finished ones are dropped first, then the oldest is waited for.
+    auto& events = it->second->events;
+    if (events.size() >= kMaxEvents) {
+      events.erase(std::remove_if(events.begin(), events.end(),
+                                  [](cudaEvent_t e) {
+                                    cudaError_t state = cudaEventQuery(e);
+                                    if (state == cudaErrorNotReady) {
+                                      (void)cudaGetLastError();
+                                      return false;
+                                    }
+                                    (void)cudaEventDestroy(e);
+                                    return true;
+                                  }),
+                   events.end());
+      while (events.size() >= kMaxEvents) {
+        WICK_CUDA_CHECK(cudaEventSynchronize(events.front()));
+        WICK_CUDA_CHECK(cudaEventDestroy(events.front()));
+        events.erase(events.begin());
+      }
+    }
     cudaEvent_t event;
     WICK_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     WICK_CUDA_CHECK(cudaEventRecord(event, stream));
@@ -91,6 +113,8 @@ class PinnedAllocator final : public Allocator {
   }
 
  private:
+  static constexpr size_t kMaxEvents = 64;
+
   struct Block {
     void* ptr;
     size_t size;

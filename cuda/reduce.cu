@@ -20,14 +20,32 @@ constexpr int kMaxBlock = 512;
 
 struct Dims {
   int n = 0;
+  bool narrow = false;  // set by prepare(): indices below 2**31, 32-bit division
   int64_t shape[kMaxDims];
   int64_t stride[kMaxDims];  // elements
+  FastDivider dividers[kMaxDims];
   int64_t numel() const {
     int64_t p = 1;
     for (int i = 0; i < n; ++i) p *= shape[i];
     return p;
   }
+  // Note [32-bit index division] in loops.cuh; called on the host once the dims are set.
+  void prepare() {
+    narrow = numel() <= (int64_t{1} << 31);
+    for (int d = 0; narrow && d < n; ++d)
+      dividers[d] = FastDivider(static_cast<uint32_t>(shape[d]));
+  }
   __host__ __device__ int64_t offset_of(int64_t i) const {
+    if (narrow) {
+      uint32_t rest = static_cast<uint32_t>(i);
+      int64_t off = 0;
+      for (int d = n - 1; d >= 0; --d) {
+        uint32_t quotient = dividers[d].div(rest);
+        off += static_cast<int64_t>(rest - quotient * dividers[d].divisor) * stride[d];
+        rest = quotient;
+      }
+      return off;
+    }
     int64_t off = 0;
     for (int d = n - 1; d >= 0; --d) {
       off += (i % shape[d]) * stride[d];
@@ -47,6 +65,8 @@ void split_dims(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced)
     target.stride[target.n] = in.stride(d);
     ++target.n;
   }
+  kept.prepare();
+  reduced.prepare();
 }
 
 // Threads per block for reducing `length` elements: a power of two from 32 to kMaxBlock.
@@ -100,12 +120,69 @@ __global__ void sum_partials_kernel(const Acc* partial, T* out, int64_t outputs,
   out[m] = T(static_cast<compute_t<T>>(acc));
 }
 
+// Note [column sums]
+// Summing over the leading dims of a row-major tensor (a Linear layer's bias gradient: grad
+// [batch, features] summed over the batch) gives outputs that are adjacent in memory, each
+// reducing a strided column. A block per output would have its threads read one column, each
+// load a separate memory transaction. Here a block takes 32 adjacent columns (a warp reads 32
+// adjacent elements of one row: one transaction) and kColumnRows rows at a time; the rows'
+// partial sums are added in a fixed order, so the result stays deterministic.
+constexpr int kColumnRows = 16;
+
+template <class T, class Acc>
+__global__ void column_sum_kernel(const T* in, T* out, Dims reduced, int64_t outputs,
+                                  int64_t length) {
+  __shared__ Acc shared[kColumnRows][33];
+  int64_t column = blockIdx.x * int64_t{32} + threadIdx.x;
+  Acc acc = 0;
+  if (column < outputs) {
+    if (reduced.n == 1) {
+      for (int64_t r = threadIdx.y; r < length; r += kColumnRows) {
+        acc += Acc(compute_t<T>(in[r * reduced.stride[0] + column]));
+      }
+    } else {
+      for (int64_t r = threadIdx.y; r < length; r += kColumnRows) {
+        acc += Acc(compute_t<T>(in[reduced.offset_of(r) + column]));
+      }
+    }
+  }
+  shared[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && column < outputs) {
+    Acc total = 0;
+    for (int y = 0; y < kColumnRows; ++y) total += shared[y][threadIdx.x];
+    out[column] = T(static_cast<compute_t<T>>(total));
+  }
+}
+
+// True when the outputs are one run of adjacent elements (kept: one dim of stride 1) and every
+// reduced dim steps over whole rows of them, so column_sum_kernel reads coalesced.
+bool is_column_sum(const Dims& kept, const Dims& reduced, int64_t outputs) {
+  if (kept.n != 1 || kept.stride[0] != 1 || outputs < 32 || reduced.n == 0) return false;
+  for (int d = 0; d < reduced.n; ++d) {
+    if (reduced.stride[d] < outputs) return false;
+  }
+  return true;
+}
+
 void sum(const Tensor& in, Tensor& out, const DimVec& dims) {
   Dims kept, reduced;
   split_dims(in, dims, kept, reduced);
   int64_t outputs = kept.numel(), length = reduced.numel();
   if (outputs == 0) return;
   LaunchContext ctx(out);
+  if (is_column_sum(kept, reduced, outputs) && out.is_contiguous()) {  // Note [column sums]
+    visit_dtype(in.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = gpu_acc_t<T>;
+      column_sum_kernel<T, Acc>
+          <<<static_cast<unsigned>((outputs + 31) / 32), dim3(32, kColumnRows), 0, ctx.stream()>>>(
+              static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), reduced,
+              outputs, length);
+    });
+    WICK_KERNEL_CHECK();
+    return;
+  }
   int sms = multiprocessor_count(ctx.device());
   // Split each output's range when the outputs alone cannot fill the GPU.
   int64_t splits = 1;
@@ -147,21 +224,28 @@ __device__ bool better(C v, int64_t i, C best, int64_t best_i) {
   return i < best_i;
 }
 
+// Note [multi-block max]: a global max or argmax (one output over every element) in one block
+// would leave all but one of the GPU's multiprocessors idle. Like sum, few outputs over long
+// ranges are split over a grid dimension of blocks; each writes its chunk's best (value, index),
+// and a second kernel picks the best of those in chunk order. better() breaks ties by index, so
+// the answer is the CPU's whatever the split.
 template <class T, bool kMax>
-__global__ void arg_reduce_kernel(const T* in, T* values, int64_t* indices, Dims kept,
-                                  int64_t length, int64_t stride) {
+__global__ void arg_reduce_kernel(const T* in, T* values, int64_t* indices,
+                                  compute_t<T>* partial_values, int64_t* partial_indices, Dims kept,
+                                  int64_t length, int64_t stride, int64_t chunk) {
   using C = compute_t<T>;
   __shared__ C shared_v[kMaxBlock];
   __shared__ int64_t shared_i[kMaxBlock];
   int64_t m = blockIdx.x;
+  int64_t begin = blockIdx.y * chunk, end = min(length, begin + chunk);
   const T* base = in + kept.offset_of(m);
-  C best = C(base[0]);
-  int64_t best_i = 0;
-  for (int64_t i = threadIdx.x; i < length; i += blockDim.x) {
+  C best = C(base[begin * stride]);
+  int64_t best_i = begin;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     C v = C(base[i * stride]);
-    if (better<kMax>(v, i, best, best_i) || i == threadIdx.x) best = v, best_i = i;
+    if (better<kMax>(v, i, best, best_i) || i == begin + threadIdx.x) best = v, best_i = i;
   }
-  if (threadIdx.x >= length) best = C(base[0]), best_i = 0;
+  if (begin + threadIdx.x >= end) best = C(base[begin * stride]), best_i = begin;
   shared_v[threadIdx.x] = best;
   shared_i[threadIdx.x] = best_i;
   __syncthreads();
@@ -173,10 +257,31 @@ __global__ void arg_reduce_kernel(const T* in, T* values, int64_t* indices, Dims
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
+  if (threadIdx.x != 0) return;
+  if (gridDim.y == 1) {
     values[m] = T(shared_v[0]);
     indices[m] = shared_i[0];
+  } else {
+    partial_values[m * gridDim.y + blockIdx.y] = shared_v[0];
+    partial_indices[m * gridDim.y + blockIdx.y] = shared_i[0];
   }
+}
+
+template <class T, bool kMax>
+__global__ void arg_reduce_partials_kernel(const compute_t<T>* partial_values,
+                                           const int64_t* partial_indices, T* values,
+                                           int64_t* indices, int64_t outputs, int splits) {
+  int64_t m = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (m >= outputs) return;
+  compute_t<T> best = partial_values[m * splits];
+  int64_t best_i = partial_indices[m * splits];
+  for (int s = 1; s < splits; ++s) {
+    compute_t<T> v = partial_values[m * splits + s];
+    int64_t i = partial_indices[m * splits + s];
+    if (better<kMax>(v, i, best, best_i)) best = v, best_i = i;
+  }
+  values[m] = T(best);
+  indices[m] = best_i;
 }
 
 template <bool kMax>
@@ -188,19 +293,43 @@ void arg_reduce(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim) 
     kept.stride[kept.n] = in.stride(d);
     ++kept.n;
   }
+  kept.prepare();
   int64_t length = in.dim() == 0 ? 1 : in.size(dim);
   int64_t stride = in.dim() == 0 ? 0 : in.stride(dim);
   int64_t outputs = kept.numel();
   if (outputs == 0 || length == 0) return;
   LaunchContext ctx(values);
+  int sms = multiprocessor_count(ctx.device());
+  int64_t splits = 1;  // Note [multi-block max]
+  if (outputs < 2 * sms && length > 16 * kMaxBlock) {
+    splits = std::min<int64_t>((4 * sms + outputs - 1) / outputs, length / (8 * kMaxBlock));
+    splits = std::max<int64_t>(1, std::min<int64_t>(splits, 65535));
+  }
+  int64_t chunk = (length + splits - 1) / splits;
+  splits = (length + chunk - 1) / chunk;  // no empty chunk
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    arg_reduce_kernel<T, kMax>
-        <<<static_cast<unsigned>(outputs), block_for(length), 0, ctx.stream()>>>(
-            static_cast<const T*>(in.data_ptr()), static_cast<T*>(values.data_ptr()),
-            indices.data<int64_t>(), kept, length, stride);
+    using C = compute_t<T>;
+    std::unique_ptr<DeviceBuffer> partial;
+    C* partial_values = nullptr;
+    int64_t* partial_indices = nullptr;
+    if (splits > 1) {
+      partial = std::make_unique<DeviceBuffer>(outputs * splits * (sizeof(C) + sizeof(int64_t)));
+      partial_indices = static_cast<int64_t*>(partial->data());  // 8-byte aligned first
+      partial_values = reinterpret_cast<C*>(partial_indices + outputs * splits);
+    }
+    dim3 grid(static_cast<unsigned>(outputs), static_cast<unsigned>(splits));
+    arg_reduce_kernel<T, kMax><<<grid, block_for(chunk), 0, ctx.stream()>>>(
+        static_cast<const T*>(in.data_ptr()), static_cast<T*>(values.data_ptr()),
+        indices.data<int64_t>(), partial_values, partial_indices, kept, length, stride, chunk);
+    WICK_KERNEL_CHECK();
+    if (splits > 1) {
+      arg_reduce_partials_kernel<T, kMax><<<(outputs + 255) / 256, 256, 0, ctx.stream()>>>(
+          partial_values, partial_indices, static_cast<T*>(values.data_ptr()),
+          indices.data<int64_t>(), outputs, static_cast<int>(splits));
+      WICK_KERNEL_CHECK();
+    }
   });
-  WICK_KERNEL_CHECK();
 }
 
 // ---- softmax ----
@@ -258,6 +387,7 @@ void softmax(const Tensor& in, Tensor& out, int64_t dim) {
   for (int64_t d = 0; d < dim; ++d) outer *= in.size(d);
   for (int64_t d = dim + 1; d < in.dim(); ++d) inner *= in.size(d);
   if (outer * inner == 0 || size == 0) return;
+  if (cudnn_softmax(in, out, dim, kLog)) return;  // Note [cuDNN or hand-written]
   LaunchContext ctx(out);
   visit_floating(kLog ? "log_softmax" : "softmax", in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

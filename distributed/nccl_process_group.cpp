@@ -3,9 +3,9 @@
 // Bootstrap: rank 0 calls ncclGetUniqueId, an opaque 128-byte blob holding the address of its
 // bootstrap socket, and the id reaches the other ranks over MPI (an MPI group made for that, on
 // the CPU). Each rank then makes its GPU current and calls ncclCommInitRank(size, id, rank), which
-// returns when all ranks have joined. One rank per GPU: the GPU is local_rank unless
-// InitOptions::device says otherwise, and two ranks on one GPU are refused up front (NCCL itself
-// fails with "Duplicate GPU detected" or hangs).
+// returns when all ranks have joined (Note [bounded NCCL set-up]). One rank per GPU: the GPU is
+// local_rank unless InitOptions::device says otherwise, and two ranks on one GPU are refused up
+// front (NCCL itself fails with "Duplicate GPU detected" or hangs).
 //
 // Note [NCCL streams]
 // NCCL kernels run on the group's own stream, so communication can overlap with compute on the
@@ -27,8 +27,10 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -52,7 +54,27 @@ void check_nccl(ncclResult_t result, const char* op, const char* call, const cha
 }
 #define WICK_NCCL_CHECK(op, call) check_nccl((call), op, #call, __FILE__, __LINE__)
 
+// NCCL found at run time, e.g. 22304 for 2.23.4 (the library may be older than nccl.h).
+int nccl_runtime_version() {
+  static const int version = [] {
+    int v = 0;
+    return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+  }();
+  return version;
+}
+
+// bfloat16 and ncclAvg arrived in NCCL 2.10; an older library fails at the call with
+// "invalid argument", so the requirement is checked first and said plainly.
+void check_nccl_at_least(const char* op, int needed, const char* what) {
+  int have = nccl_runtime_version();
+  check_state(have >= needed, op, what, " needs NCCL ", needed / 10000, ".", needed / 100 % 100,
+              " or newer; the NCCL library loaded is ", have / 10000, ".", have / 100 % 100, ".",
+              have % 100);
+}
+constexpr int kNcclBf16AndAvg = 21000;
+
 ncclDataType_t nccl_type(const char* op, DType dtype) {
+  if (dtype == kBFloat16) check_nccl_at_least(op, kNcclBf16AndAvg, "bfloat16");
   switch (dtype) {
     case kFloat32:
       return ncclFloat32;
@@ -84,6 +106,7 @@ ncclRedOp_t nccl_op(const char* op, DType dtype, ReduceOp reduce) {
     case ReduceOp::Sum:
       return ncclSum;
     case ReduceOp::Avg:
+      check_nccl_at_least(op, kNcclBf16AndAvg, "ReduceOp.AVG");
       return ncclAvg;
     case ReduceOp::Max:
       return ncclMax;
@@ -154,7 +177,7 @@ class ProcessGroupNCCL : public ProcessGroup {
         comm_(std::make_shared<NcclComm>()) {
     comm_->device = device;
     cuda::DeviceGuard guard(device);
-    WICK_NCCL_CHECK("init_process_group", ncclCommInitRank(&comm_->comm, size, id, rank));
+    init_communicator(size, id, rank, timeout);
     stream_ = cuda::Stream::create(device);
   }
 
@@ -263,6 +286,37 @@ class ProcessGroupNCCL : public ProcessGroup {
     return work;
   }
 
+  // Note [bounded NCCL set-up]: ncclCommInitRank blocks until every rank has joined, so a rank
+  // that never comes would hang this one for ever. The communicator is created non-blocking
+  // (ncclConfig_t::blocking = 0) and polled with ncclCommGetAsyncError until it is ready, an
+  // error, or the group's timeout passes; then it is aborted and the error says which.
+  void init_communicator(int size, const ncclUniqueId& id, int rank, Seconds timeout) {
+    const char* op = "init_process_group";
+    if (nccl_runtime_version() < 21400) {  // no non-blocking set-up before NCCL 2.14
+      WICK_NCCL_CHECK(op, ncclCommInitRank(&comm_->comm, size, id, rank));
+      return;
+    }
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclUniqueId unique = id;
+    ncclResult_t result = ncclCommInitRankConfig(&comm_->comm, size, unique, rank, &config);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (result == ncclInProgress) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        comm_->abort();
+        throw CommTimeoutError(error_message(
+            op, "NCCL communicator set-up did not finish within ", timeout.count(), " s (rank ",
+            rank, " of ", size, "); did every rank start and reach init_process_group?"));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      WICK_NCCL_CHECK(op, ncclCommGetAsyncError(comm_->comm, &result));
+    }
+    if (result != ncclSuccess) {
+      comm_->abort();
+      check_nccl(result, op, "ncclCommInitRankConfig", __FILE__, __LINE__);
+    }
+  }
+
   std::shared_ptr<ProcessGroup> bootstrap_;  // MPI on the CPU; null for a one-process group
   std::shared_ptr<NcclComm> comm_;
   cuda::Stream stream_;
@@ -294,6 +348,10 @@ std::shared_ptr<ProcessGroup> make_nccl_process_group(const InitOptions& options
   check_index(device < count, op, "device ", device, " does not exist; this machine has ", count,
               " GPU", count == 1 ? "" : "s");
 
+  // This rank's GPU becomes its current device (PyTorch's scripts call
+  // torch.cuda.set_device(local_rank)): tensors made with .to("cuda") or device "cuda" then land
+  // on the GPU the communicator uses, not on device 0 in every rank.
+  cuda::set_device(device);
   ncclUniqueId id{};
   if (rank == 0) WICK_NCCL_CHECK(op, ncclGetUniqueId(&id));
   if (bootstrap) {

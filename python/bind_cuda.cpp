@@ -122,6 +122,8 @@ void init_cuda(py::module_& m) {
   c.def("cudnn_allow_tf32", &cuda::cudnn_allow_tf32);
   c.def("set_cudnn_benchmark", &cuda::set_cudnn_benchmark, py::arg("benchmark"));
   c.def("cudnn_benchmark", &cuda::cudnn_benchmark);
+  c.def("set_cudnn_enabled", &cuda::set_cudnn_enabled, py::arg("enabled"));
+  c.def("cudnn_enabled", &cuda::cudnn_enabled);
   bind_streams(c);
   bind_memory(c);
 }

@@ -72,11 +72,12 @@ py::object tolist(const Tensor& t) {
 }
 
 // .to(dtype), .to(device), .to(device, dtype), .to(other), with keyword forms; copy=True
-// always copies. non_blocking is accepted and ignored (copies are synchronous).
+// always copies. non_blocking=True lets a copy from pinned memory to a GPU return before it has
+// run (cuda::NonBlockingCopies); otherwise copies are synchronous.
 Tensor tensor_to(const Tensor& self, py::args args, py::kwargs kwargs) {
   Device device = self.device();
   DType dtype = self.dtype();
-  bool copy = false;
+  bool copy = false, non_blocking = false;
   for (py::handle a : args) {
     if (const Tensor* other = try_tensor(a)) {
       device = other->device();
@@ -95,10 +96,13 @@ Tensor tensor_to(const Tensor& self, py::args args, py::kwargs kwargs) {
       if (!item.second.is_none()) device = to_device(item.second);
     } else if (key == "copy") {
       copy = item.second.cast<bool>();
-    } else if (key != "non_blocking" && key != "memory_format") {
+    } else if (key == "non_blocking") {
+      non_blocking = item.second.cast<bool>();
+    } else if (key != "memory_format") {
       throw py::type_error("[to] got an unexpected keyword argument '" + key + "'");
     }
   }
+  cuda::NonBlockingCopies copies(non_blocking);
   Tensor out = self.to(device, dtype);
   if (copy && out.is_same(self)) out = self.clone();
   return out;

@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 
 #include "core/op_table.h"
+#include "cuda/api.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
@@ -297,7 +298,8 @@ void bind_inplace(py::class_<Tensor>& cls) {
           py::arg("value"))
       .def(
           "copy_",
-          [self_arg](py::object self, const Tensor& src, bool) {
+          [self_arg](py::object self, const Tensor& src, bool non_blocking) {
+            cuda::NonBlockingCopies copies(non_blocking);
             self_arg(self).copy_(src);
             return self;
           },

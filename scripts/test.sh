@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the formatting check, the C++ tests in the Release build, the Python tests
-# (tests/python) against that build, and the C++ tests again under AddressSanitizer and
+# Runs every test: the formatting check, the GPU machine's offline build set, the C++ tests in the
+# Release build, the Python tests (tests/python, and tests/gpu/python, which skip without a GPU)
+# against that build, and the C++ tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,11 @@ start=$(date +%s)
 bash scripts/setup.sh
 bash scripts/check_format.sh
 /usr/bin/python3 scripts/check_layers.py
+
+echo "== the GPU machine's offline build set (tests/gpu/check_offline_set.sh)"
+# Fetches the .debs (network to Debian's registry) and configures the CUDA build against them
+# alone, system folders hidden: a package the bare GPU machine would lack fails here.
+bash tests/gpu/check_offline_set.sh
 
 echo "== build (Release) and tests"
 # The multi-process tests (tests/distributed: ctest runs them through mpirun) need
@@ -25,7 +31,7 @@ echo "== Python tests (pytest; compared against PyTorch where python3-torch is i
 # an older build/ configured without it is switched on here.
 grep -q "WICK_PYTHON:BOOL=ON" build/CMakeCache.txt || cmake -S . -B build -DWICK_PYTHON=ON > /dev/null
 cmake --build build -j "$(nproc)" --target _C
-WICK_BUILD_DIR=build /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+WICK_BUILD_DIR=build /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python tests/gpu/python
 
 echo "== tests under ASan + UBSan"
 # Without CUDA: there is no GPU to sanitize, and the CUDA kernels would only double nvcc's time.

@@ -33,8 +33,10 @@ void uniform_kernel(Tensor& out, double a, double b, PhiloxState state) {
     parallel_for((out.numel() + 3) / 4, kParallelGrain / 4, [&](int64_t b4, int64_t e4) {
       for_each_uniform(state, b4 * 4, std::min(e4 * 4, out.numel()), [&](int64_t i, double u) {
         if constexpr (std::is_floating_point_v<C>) {
-          C v = static_cast<C>(a + (b - a) * u);
-          o[i] = T(v < C(b) ? v : C(a));  // rounding to float must not reach b
+          // Rounded to T first: in float16 and bfloat16 a value just below b can round up to b
+          // (the bound is checked after rounding, or [a, b) is broken about once in 2**9 draws).
+          T v = T(static_cast<C>(a + (b - a) * u));
+          o[i] = C(v) < C(b) ? v : T(static_cast<C>(a));
         } else {
           o[i] = T(static_cast<C>(a + std::floor((b - a) * u)));
         }

@@ -172,6 +172,17 @@ TEST(Random, SeededAndReproducible) {
   expect_close(rand({4}), x, 0, 0);
 }
 
+// In float16 and bfloat16 a draw just below the upper bound rounds up to it (about one in 2**9
+// for bfloat16); the bound is checked after rounding, so [a, b) holds in every dtype.
+TEST(Random, HalfPrecisionNeverReachesTheUpperBound) {
+  manual_seed(7);
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    Tensor u = rand({1 << 20}, dtype).to(kFloat32);
+    EXPECT_LT(u.max().item<float>(), 1.0f) << dtype;
+    EXPECT_GE(u.min().item<float>(), 0.0f) << dtype;
+  }
+}
+
 TEST(Random, IndependentOfThreadCount) {
   manual_seed(7);
   Tensor many = randn({100000});  // large enough to run on every thread

@@ -37,11 +37,14 @@ TEST_F(GpuTest, DevicesAndProperties) {
 TEST_F(GpuTest, StreamsAndEvents) {
   cuda::Stream side = cuda::Stream::create();
   EXPECT_NE(side, cuda::Stream::default_stream());
-  Tensor x = ones({1024, 1024}, gpu());
+  Tensor x = ones({1024, 1024}, gpu());  // filled on the default stream
+  cuda::Event filled;
+  filled.record();
   cuda::Event start(true), stop(true);
   {
     cuda::StreamGuard guard(side);
     EXPECT_EQ(cuda::Stream::current(), side);
+    filled.wait(side);  // the side stream reads x only after the fill
     start.record();
     cuda::spin(1000000);  // ~0.5 ms of a busy stream
     Tensor y = x * 2;     // queued on the side stream

@@ -1,4 +1,6 @@
-"""wick.backends.cudnn: how convolutions use cuDNN (torch.backends.cudnn).
+"""wick.backends.cudnn: how wick uses cuDNN (torch.backends.cudnn).
+
+    wick.backends.cudnn.enabled = False    # softmax, average pooling, batch norm: hand-written
 
     wick.backends.cudnn.benchmark = True   # time the candidate algorithms of each new shape
     wick.backends.cudnn.allow_tf32 = False # exact float32 convolutions (TF32 is on by default)
@@ -15,6 +17,10 @@ from wick.backends._flags import flag_property
 
 
 class _CudnnModule(types.ModuleType):
+    enabled = flag_property(
+        _C._cuda.cudnn_enabled, _C._cuda.set_cudnn_enabled,
+        "Run softmax, average pooling and batch norm through cuDNN on the GPU (on by default); "
+        "off, wick's hand-written CUDA kernels run. Convolutions always use cuDNN.")
     benchmark = flag_property(
         _C._cuda.cudnn_benchmark, _C._cuda.set_cudnn_benchmark,
         "Time the candidate convolution algorithms of each new shape and keep the fastest.")

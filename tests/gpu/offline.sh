@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Sourced by tests/gpu/run.sh and tests/gpu/check_offline_set.sh: turns the offline set that
+# tests/gpu/prepare.sh fetched into a local prefix and the CMake arguments that use it.
+
+# offline_unpack SET PREFIX: every .deb of SET unpacked into PREFIX (dpkg -x: no root, no apt),
+# the pybind11 wheel into PREFIX/pybind11-wheel, the other (pure-Python) wheels into PREFIX/pylib.
+offline_unpack() {
+  local set=$1 prefix=$2 deb
+  mkdir -p "$prefix"
+  for deb in "$set"/debs/*.deb; do
+    [ -e "$deb" ] || continue
+    dpkg -x "$deb" "$prefix"
+  done
+  for whl in "$set"/wheels/*.whl; do
+    [ -e "$whl" ] || continue
+    case "$(basename "$whl")" in
+      pybind11-*) python3 -m zipfile -e "$whl" "$prefix/pybind11-wheel" ;;
+      *) python3 -m zipfile -e "$whl" "$prefix/pylib" ;;  # pure-Python: pytest and its deps
+    esac
+  done
+}
+
+# offline_cmake_args SET PREFIX: prints one CMake argument a line, pointing the build at PREFIX
+# (and at the set's cuDNN and NCCL headers unless CUDNN_INCLUDE_DIR / NCCL_INCLUDE_DIR are set).
+offline_cmake_args() {
+  local set=$1 prefix=$2
+  echo "-DCMAKE_PREFIX_PATH=$prefix/usr;$prefix/usr/lib/x86_64-linux-gnu/cmake"
+  echo "-DZLIB_ROOT=$prefix/usr"
+  echo "-DDLPACK_INCLUDE_DIR=$prefix/usr/include"
+  if [ -f "$prefix/pybind11-wheel/pybind11/share/cmake/pybind11/pybind11Config.cmake" ]; then
+    echo "-Dpybind11_DIR=$prefix/pybind11-wheel/pybind11/share/cmake/pybind11"
+  fi
+}
