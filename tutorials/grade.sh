@@ -33,7 +33,7 @@ fi
 echo "== lab $(basename "$lab") ($impl)"
 if ls "$lab"/tests/*.cpp > /dev/null 2>&1; then
   # Per-lab settings (lab.env): CXX (mpicxx for MPI labs), LIBS, RUN (e.g. "mpirun -np 2").
-  CXX=g++ LIBS="" RUN=""
+  CXX=g++ LIBS="" RUN="" OPT=""
   [ -f "$lab/lab.env" ] && source "$lab/lab.env"
   compiler=$CXX
   command -v ccache > /dev/null && compiler="ccache $CXX"
@@ -41,7 +41,7 @@ if ls "$lab"/tests/*.cpp > /dev/null 2>&1; then
   mkdir -p "$out"
   export LAB_OUT="$out"
   bin="$out/$(basename "$lab")-$impl"
-  if ! $compiler -std=c++17 -O2 -march=native -fopenmp -Wall -Wno-unused-parameter \
+  if ! $compiler -std=c++17 ${OPT:--O2} -march=native -fopenmp -Wall -Wno-unused-parameter \
       -I"$ROOT" -I"$ROOT/tutorials/common" -I"$lab" \
       "$lab"/tests/*.cpp "$lab/$impl"/*.cpp -o "$bin" \
       -L"$BUILD" -lwick -Wl,-rpath,"$BUILD" $LIBS -lpthread; then
