@@ -31,8 +31,11 @@ def quote(text):
 
 
 def starter_text(path):
-    out, gaps, inside = [], 0, None
+    out, gaps, inside, function = [], 0, None, None
     for number, line in enumerate(path.read_text().splitlines(), 1):
+        d = re.match(r"^\s*def (\w+)\(", line)
+        if d:
+            function = d.group(1)
         if inside is None:
             m = BEGIN.match(line)
             if m is None:
@@ -47,6 +50,8 @@ def starter_text(path):
             code = None
             if "||" in hint:
                 hint, code = (s.strip() for s in hint.split("||", 1))
+            if c == "#" and function and not hint.startswith(function):
+                hint = f"{function}: {hint}"  # Python hints name their function
             out.append(f"{indent}{c} TODO({path.parent.parent.name[:2]}): {hint}")
             if code is not None:
                 out.append(f"{indent}{code}")
