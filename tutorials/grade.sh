@@ -41,7 +41,7 @@ if ls "$lab"/tests/*.cpp > /dev/null 2>&1; then
   mkdir -p "$out"
   export LAB_OUT="$out"
   bin="$out/$(basename "$lab")-$impl"
-  if ! $compiler -std=c++17 ${OPT:--O2} -march=native -fopenmp -Wall -Wno-unused-parameter \
+  if ! $compiler -std=c++17 ${OPT:--O2} -march=native -fopenmp -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
       -I"$ROOT" -I"$ROOT/tutorials/common" -I"$lab" \
       "$lab"/tests/*.cpp "$lab/$impl"/*.cpp -o "$bin" \
       -L"$BUILD" -lwick -Wl,-rpath,"$BUILD" $LIBS -lpthread; then
