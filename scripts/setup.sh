@@ -18,6 +18,7 @@ packages=(
   python3-numpy python3-pytest               # Python tests (tests/python)
   python3-torch                              # PyTorch: the reference the Python tests compare to
   python3-pip python3-setuptools python3-wheel python3-venv  # pip install . (setup.py)
+  python3-nbconvert python3-nbclient python3-ipykernel     # tutorials: notebooks run in CI
 )
 
 missing=()
