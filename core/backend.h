@@ -26,6 +26,23 @@ struct Backend {
   Allocator* (*allocator)() = nullptr;
   int (*device_count)() = nullptr;
   void (*synchronize)(int device) = nullptr;  // waits for the device's queued work
+  // Makes `device` current and returns the device that was (PyTorch's exchangeDevice); backends
+  // whose allocator serves "the current device" need it so a tensor for "name:N" lands on N.
+  int (*exchange_device)(int device) = nullptr;
+};
+
+// Makes `device` current on its backend for the guard's lifetime (nothing for the CPU, index 0,
+// or a backend without exchange_device).
+class BackendDeviceGuard {
+ public:
+  explicit BackendDeviceGuard(Device device);
+  ~BackendDeviceGuard();
+  BackendDeviceGuard(const BackendDeviceGuard&) = delete;
+  BackendDeviceGuard& operator=(const BackendDeviceGuard&) = delete;
+
+ private:
+  const Backend* backend_ = nullptr;
+  int previous_ = 0;
 };
 
 // Installs `backend`: its kernels go into the table (now, or when the table is first built) and

@@ -16,7 +16,6 @@ std::atomic<int64_t> g_fallback_counts[kNumOps];
 
 }  // namespace
 
-
 void KernelRegistry::check_signature(OpKey op, const std::type_info& signature) {
   const OpInfo& info = op_info(op);
   check_state(*info.kernel == signature, "dispatch", "a kernel for ", info.name,
@@ -86,6 +85,18 @@ const Backend* find_backend(const std::string& name) {
     if (b.present(i) && name == b.slot[i].name) return &b.slot[i];
   }
   return nullptr;
+}
+
+BackendDeviceGuard::BackendDeviceGuard(Device device) {
+  if (device.type == kCPU || device.index == 0) return;
+  const Backend* backend = find_backend(device.type);
+  if (backend == nullptr || backend->exchange_device == nullptr) return;
+  previous_ = backend->exchange_device(device.index);
+  backend_ = backend;
+}
+
+BackendDeviceGuard::~BackendDeviceGuard() {
+  if (backend_ != nullptr && previous_ >= 0) backend_->exchange_device(previous_);
 }
 
 std::vector<Backend> registered_backends() {

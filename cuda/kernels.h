@@ -1,5 +1,5 @@
 // The CUDA kernel files and what they share. Each file registers its kernels through one of the
-// register_* functions; register.cpp calls them all from register_cuda_kernels.
+// register_* functions; register.cpp calls them all when the CUDA backend registers.
 #pragma once
 
 #include <string>

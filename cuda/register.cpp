@@ -43,6 +43,11 @@ Backend cuda_backend() {
   b.allocator = first_tensor_allocator;
   b.device_count = [] { return device_count_or_zero(); };
   b.synchronize = [](int device) { cuda::synchronize(device); };
+  b.exchange_device = [](int device) {
+    int previous = cuda::current_device();
+    cuda::set_device(device);
+    return previous;
+  };
   return b;
 }
 

@@ -33,6 +33,9 @@ grep -q "WICK_PYTHON:BOOL=ON" build/CMakeCache.txt || cmake -S . -B build -DWICK
 cmake --build build -j "$(nproc)" --target _C
 WICK_BUILD_DIR=build /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python tests/gpu/python
 
+echo "== tutorials: every lab passes with its solution, every generated starter fails its tests"
+WICK_BUILD_DIR=build bash tutorials/ci.sh
+
 echo "== tests under ASan + UBSan"
 # Without CUDA: there is no GPU to sanitize, and the CUDA kernels would only double nvcc's time.
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \

@@ -1,11 +1,10 @@
 #include "core/ops/factory.h"
 
 #include <cmath>
-#include <optional>
 
+#include "core/backend.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
-#include "cuda/api.h"
 
 namespace wick {
 
@@ -46,9 +45,7 @@ Tensor empty(const Shape& shape, const TensorOptions& options) {
   // tensor for "cuda:N" is allocated with device N made current for the call. "cuda" and
   // "cuda:0" (the same Device) keep meaning the current device, which a DDP rank sets to its
   // own GPU (distributed/nccl_process_group.cpp).
-  std::optional<cuda::DeviceGuard> on_device;
-  if (options.device.is_cuda() && options.device.index != 0)
-    on_device.emplace(options.device.index);
+  BackendDeviceGuard on_device(options.device);
   auto storage = std::make_shared<Storage>(nbytes, get_allocator(options.device.type));
   auto impl =
       std::make_shared<TensorImpl>(std::move(storage), 0, shape, contiguous_strides(shape), dtype);
