@@ -31,14 +31,15 @@ struct ReduceDims {
   }
 };
 
-// Splits `in`'s dims into kept and reduced (`dims` sorted).
-inline void split_dims(const Tensor& in, const DimVec& dims, ReduceDims& kept,
-                       ReduceDims& reduced) {
+// Splits `in`'s dims into kept and reduced (`dims` sorted). Dims is ReduceDims, or any type
+// with the same n, shape and stride (the CUDA reductions add fast dividers to theirs).
+template <class Dims>
+void split_dims(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced) {
   for (int64_t d = 0, next = 0; d < in.dim(); ++d) {
     bool is_reduced = next < static_cast<int64_t>(dims.size()) && dims[next] == d;
     if (is_reduced) ++next;
     if (in.size(d) == 1) continue;
-    ReduceDims& target = is_reduced ? reduced : kept;
+    Dims& target = is_reduced ? reduced : kept;
     target.shape[target.n] = in.size(d);
     target.stride[target.n] = in.stride(d);
     ++target.n;

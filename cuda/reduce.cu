@@ -8,6 +8,7 @@
 // (a full sum), each output is also split across a grid dimension of blocks that write partial
 // sums, and a second small kernel adds them in a fixed order, so the result is deterministic
 // (no atomics).
+#include "core/reduce_dims.h"
 #include "cuda/allocator.h"
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
@@ -55,16 +56,9 @@ struct Dims {
   }
 };
 
-void split_dims(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced) {
-  for (int64_t d = 0, next = 0; d < in.dim(); ++d) {
-    bool is_reduced = next < dims.size() && dims[next] == d;
-    if (is_reduced) ++next;
-    if (in.size(d) == 1) continue;
-    Dims& target = is_reduced ? reduced : kept;
-    target.shape[target.n] = in.size(d);
-    target.stride[target.n] = in.stride(d);
-    ++target.n;
-  }
+// core/reduce_dims.h's split, then the fast dividers.
+void split_prepared(const Tensor& in, const DimVec& dims, Dims& kept, Dims& reduced) {
+  wick::split_dims(in, dims, kept, reduced);
   kept.prepare();
   reduced.prepare();
 }
@@ -167,7 +161,7 @@ bool is_column_sum(const Dims& kept, const Dims& reduced, int64_t outputs) {
 
 void sum(const Tensor& in, Tensor& out, const DimVec& dims) {
   Dims kept, reduced;
-  split_dims(in, dims, kept, reduced);
+  split_prepared(in, dims, kept, reduced);
   int64_t outputs = kept.numel(), length = reduced.numel();
   if (outputs == 0) return;
   LaunchContext ctx(out);

@@ -42,45 +42,60 @@ Acc sum_range(const T* in, const Dims& reduced, int64_t begin, int64_t end) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-void sum_kernel(const Tensor& in, Tensor& out, const DimVec& dims) {
+// Reduces each output of `in` over `dims` into `out` (contiguous, numbered in the kept dims'
+// row-major order): range(base, begin, end) reduces part of one output's range to an R, and
+// combine(a, b) merges two such parts. With many outputs, threads split the outputs; with few
+// outputs and much to reduce (a full reduction), threads split each output's range.
+template <class T, class R, class Range, class Combine>
+void reduce_outputs(const Tensor& in, Tensor& out, const DimVec& dims, const Range& range,
+                    const Combine& combine) {
   Dims kept, reduced;
   split_dims(in, dims, kept, reduced);
-  // `out` is contiguous with in's shape except reduced dims are 1, so outputs are numbered in
-  // the kept dims' row-major order.
+  const T* src = static_cast<const T*>(in.data_ptr());
+  T* dst = out.data<T>();
+  int64_t outputs = kept.numel(), per_output = reduced.numel();
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  if (outputs >= threads || per_output < kParallelGrain) {
+    parallel_for(outputs, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_output, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t m = begin; m < end; ++m) {
+                     R r = range(src + kept.offset_of(m), reduced, 0, per_output);
+                     dst[m] = T(static_cast<compute_t<T>>(r));
+                   }
+                 });
+    return;
+  }
+  for (int64_t m = 0; m < outputs; ++m) {
+    const T* base = src + kept.offset_of(m);
+    std::vector<R> partial(threads);
+    std::vector<char> done(threads, 0);
+    parallel_for(per_output, kParallelGrain, [&](int64_t begin, int64_t end) {
+      int t = 0;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+#endif
+      partial[t] = range(base, reduced, begin, end);
+      done[t] = 1;
+    });
+    R total{};
+    bool first = true;
+    for (int t = 0; t < threads; ++t) {
+      if (!done[t]) continue;
+      total = first ? partial[t] : combine(total, partial[t]);
+      first = false;
+    }
+    dst[m] = T(static_cast<compute_t<T>>(total));
+  }
+}
+
+void sum_kernel(const Tensor& in, Tensor& out, const DimVec& dims) {
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = accumulate_t<T>;
-    const T* src = static_cast<const T*>(in.data_ptr());
-    T* dst = out.data<T>();
-    int64_t outputs = kept.numel(), per_output = reduced.numel();
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
-    if (outputs >= threads || per_output < kParallelGrain) {
-      parallel_for(outputs, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_output, 1)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t m = begin; m < end; ++m) {
-                       dst[m] = T(static_cast<compute_t<T>>(
-                           sum_range<T, Acc>(src + kept.offset_of(m), reduced, 0, per_output)));
-                     }
-                   });
-      return;
-    }
-    for (int64_t m = 0; m < outputs; ++m) {  // few outputs, much to reduce: split the reduction
-      const T* base = src + kept.offset_of(m);
-      std::vector<Acc> partial(threads, Acc(0));
-      parallel_for(per_output, kParallelGrain, [&](int64_t begin, int64_t end) {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        partial[t] = sum_range<T, Acc>(base, reduced, begin, end);
-      });
-      Acc total = 0;
-      for (Acc p : partial) total += p;
-      dst[m] = T(static_cast<compute_t<T>>(total));
-    }
+    reduce_outputs<T, Acc>(in, out, dims, sum_range<T, Acc>, [](Acc a, Acc b) { return a + b; });
   });
 }
 
@@ -144,52 +159,22 @@ compute_t<T> extreme_range(const T* in, const Dims& reduced, int64_t begin, int6
   return best;
 }
 
+// The better of two partial results: NaN wins, then the larger (kMax) or smaller.
+template <bool kMax, class C>
+C better(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+  }
+  return (kMax ? b > a : b < a) ? b : a;
+}
+
 template <bool kMax>
 void extreme_kernel(const Tensor& in, Tensor& out, const DimVec& dims) {
-  Dims kept, reduced;
-  split_dims(in, dims, kept, reduced);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* src = static_cast<const T*>(in.data_ptr());
-    T* dst = out.data<T>();
-    int64_t outputs = kept.numel(), per_output = reduced.numel();
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
-    if (outputs >= threads || per_output < kParallelGrain) {
-      parallel_for(outputs, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_output, 1)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t m = begin; m < end; ++m) {
-                       dst[m] =
-                           T(extreme_range<kMax>(src + kept.offset_of(m), reduced, 0, per_output));
-                     }
-                   });
-      return;
-    }
-    for (int64_t m = 0; m < outputs; ++m) {  // few outputs, much to reduce: split the reduction
-      const T* base = src + kept.offset_of(m);
-      std::vector<C> partial(threads, C(base[0]));
-      parallel_for(per_output, kParallelGrain, [&](int64_t begin, int64_t end) {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        partial[t] = extreme_range<kMax>(base, reduced, begin, end);
-      });
-      C best = partial[0];
-      for (C x : partial) {
-        bool nan = false;
-        if constexpr (std::is_floating_point_v<C>) nan = std::isnan(x) || std::isnan(best);
-        if (nan) {
-          best = std::isnan(best) ? best : x;
-        } else if (kMax ? x > best : x < best) {
-          best = x;
-        }
-      }
-      dst[m] = T(best);
-    }
+    reduce_outputs<T, C>(in, out, dims, extreme_range<kMax, T>, better<kMax, C>);
   });
 }
 
