@@ -53,6 +53,26 @@ TEST(OpTable, AttributesAreTyped) {
   EXPECT_EQ(find_op("exp")->autocast, AutocastPolicy::Float32);
 }
 
+TEST(OpTable, TheFormerlyPythonOnlyOpsAreInTheCppApi) {
+  Tensor x = tensor({-2.0f, 0.5f, 4.0f});
+  testing::expect_close(square(x), {4, 0.25, 16}, Shape{3});
+  testing::expect_close(reciprocal(x), {-0.5, 2, 0.25}, Shape{3});
+  Tensor tiny = tensor({1e-8f});
+  EXPECT_EQ(log1p(tiny).item<float>(), 1e-8f);  // log(1 + 1e-8f) would be 0
+  EXPECT_NEAR(expm1(tiny).item<float>(), 1e-8f, 1e-15);
+  EXPECT_NEAR(erf(tensor({0.5})).item<double>(), 0.5204998778130465, 1e-7);
+  Tensor m = tensor({1.0f, -3.0f, 2.0f, 0.0f}).reshape(Shape{2, 2});
+  testing::expect_close(amax(m, {1}), {1, 2}, Shape{2});
+  testing::expect_close(amin(m), {-3}, Shape{});
+  EXPECT_TRUE(any(m).item<bool>());
+  EXPECT_FALSE(all(m).item<bool>());
+  testing::expect_close(norm(m), {std::sqrt(14.0)}, Shape{});
+  testing::expect_close(norm(m, 1.0, {0}), {3, 3}, Shape{2});
+  EXPECT_TRUE(equal(m, m.clone()));
+  EXPECT_TRUE(allclose(m, m + 1e-9));
+  testing::expect_close(mm(m, m), {-5, -3, 2, -6}, Shape{2, 2});
+}
+
 void not_a_unary_kernel(const Tensor&, const Tensor&, Tensor&) {}
 
 TEST(OpTable, AKernelOfTheWrongSignatureIsRefused) {

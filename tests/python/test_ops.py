@@ -3,6 +3,7 @@ non-contiguous inputs (reference.check runs the same lambda in both frameworks).
 
 import numpy as np
 import pytest
+import wick
 
 from reference import check, needs_torch
 
@@ -143,3 +144,32 @@ def test_type_promotion():
     ints = np.arange(6).reshape(2, 3)
     check(lambda m, i, f: (i + f, i * 2.5, i / 2, i + True, (i > 2) + 1, i.float() * f),
           [ints, (2, 3)], requires_grad=[False, False], grad=False)
+
+
+def test_norms_match_pytorch():
+    for p in (2, 1, float("inf"), float("-inf"), 0, 3):
+        check(lambda m, x: (x.norm(p), x.norm(p, 1), x.norm(p, (0,), keepdim=True)), [(3, 4)],
+              grad=p not in (0, float("inf"), float("-inf")))
+
+
+def test_norm2_gradient_is_zero_at_zero():
+    # x / ||x|| would be 0 / 0 there; PyTorch and wick define the gradient as 0.
+    x = wick.zeros(3, dtype=wick.float64, requires_grad=True)
+    x.norm().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    check(lambda m, x: m.stack([x[0] * 0, x[1]]).norm(dim=1), [(2, 3)])
+
+
+def test_any_all_amin_equal_allclose_mm():
+    check(lambda m, x: (m.amin(x, 1), (x > 0).any(0), (x > 0).all(1, keepdim=True),
+                        x.any(), m.zeros(2, 0).any(1), m.zeros(0).all()), [(3, 4)], grad=False)
+    a = wick.tensor([1.0, float("nan"), float("inf")])
+    assert wick.allclose(a, a, equal_nan=True) and not wick.allclose(a, a)
+    assert wick.allclose(wick.tensor([1.0]), wick.tensor([1.0 + 1e-9]))
+    assert wick.equal(wick.ones(2, 3), wick.ones(2, 3)) and not wick.equal(wick.ones(2), wick.ones(3))
+    with pytest.raises(ValueError, match=r"\[mm\] both operands must be 2-D"):
+        wick.mm(wick.ones(2, 3, 4), wick.ones(4, 2))
+    with pytest.raises(ValueError, match=r"\[mm\] inner dimensions differ"):
+        wick.mm(wick.ones(2, 3), wick.ones(4, 2))
+    with pytest.raises(IndexError, match=r"\[amax\] cannot reduce over dimension 1 of size 0"):
+        wick.amax(wick.ones(2, 0), 1)
