@@ -92,8 +92,9 @@ using accumulate_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, 
 
 // Converts one element between dtypes the way a cast does: through the compute types, and to bool
 // as "is not zero".
+// The same on the host and in CUDA kernels, so a value converted on the GPU has the CPU's bits.
 template <class To, class From>
-To convert(From x) {
+WICK_HOST_DEVICE inline To convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
   } else if constexpr (std::is_same_v<To, bool>) {

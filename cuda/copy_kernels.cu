@@ -28,28 +28,28 @@ struct CastFn {
   __device__ void store(char* dst, From x) const {
     switch (to) {
       case DType::Bool:
-        *reinterpret_cast<bool*>(dst) = cast<bool>(x);
+        *reinterpret_cast<bool*>(dst) = convert<bool>(x);
         break;
       case DType::UInt8:
-        *reinterpret_cast<uint8_t*>(dst) = cast<uint8_t>(x);
+        *reinterpret_cast<uint8_t*>(dst) = convert<uint8_t>(x);
         break;
       case DType::Int32:
-        *reinterpret_cast<int32_t*>(dst) = cast<int32_t>(x);
+        *reinterpret_cast<int32_t*>(dst) = convert<int32_t>(x);
         break;
       case DType::Int64:
-        *reinterpret_cast<int64_t*>(dst) = cast<int64_t>(x);
+        *reinterpret_cast<int64_t*>(dst) = convert<int64_t>(x);
         break;
       case DType::Float16:
-        *reinterpret_cast<Half*>(dst) = cast<Half>(x);
+        *reinterpret_cast<Half*>(dst) = convert<Half>(x);
         break;
       case DType::BFloat16:
-        *reinterpret_cast<BFloat16*>(dst) = cast<BFloat16>(x);
+        *reinterpret_cast<BFloat16*>(dst) = convert<BFloat16>(x);
         break;
       case DType::Float32:
-        *reinterpret_cast<float*>(dst) = cast<float>(x);
+        *reinterpret_cast<float*>(dst) = convert<float>(x);
         break;
       case DType::Float64:
-        *reinterpret_cast<double*>(dst) = cast<double>(x);
+        *reinterpret_cast<double*>(dst) = convert<double>(x);
         break;
     }
   }

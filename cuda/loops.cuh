@@ -181,19 +181,6 @@ void launch_elementwise(const std::array<const Tensor*, N>& operands, const F& f
 
 // ---- element types on the device -------------------------------------------------------------
 
-// cast<To>(x): wick::convert for device code - through the compute types, and to bool as "is not
-// zero" - so a value converted on the GPU has the same bits as on the CPU.
-template <class To, class From>
-__host__ __device__ __forceinline__ To cast(From x) {
-  if constexpr (std::is_same_v<To, From>) {
-    return x;
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<compute_t<From>>(x) != compute_t<From>(0);
-  } else {
-    return To(static_cast<compute_t<To>>(static_cast<compute_t<From>>(x)));
-  }
-}
-
 // Storage types by element size, for kernels that only move bytes.
 template <int Size>
 struct Bytes;

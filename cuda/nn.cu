@@ -9,6 +9,7 @@
 // default) average pooling and batch norm run cuDNN's instead where it can take the case (Note
 // [cuDNN or hand-written] in cudnn_nn.cpp); max pooling always runs here: its kernel must return
 // the argmax indices, which cuDNN does not produce, and PyTorch also runs its own.
+#include "core/pool_planes.h"
 #include "cuda/allocator.h"
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
@@ -16,14 +17,6 @@
 namespace wick::cuda {
 
 namespace {
-
-struct Planes {
-  int64_t count, h, w, oh, ow;
-};
-
-Planes planes(const Tensor& input, const Tensor& out) {
-  return {input.size(0) * input.size(1), input.size(2), input.size(3), out.size(2), out.size(3)};
-}
 
 template <class T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;

@@ -8,18 +8,11 @@
 
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
+#include "core/pool_planes.h"
 
 namespace wick::cpu {
 
 namespace {
-
-struct Planes {
-  int64_t count, h, w, oh, ow;
-};
-
-Planes planes(const Tensor& input, const Tensor& out) {
-  return {input.size(0) * input.size(1), input.size(2), input.size(3), out.size(2), out.size(3)};
-}
 
 template <class F>
 void for_each_plane(int64_t count, int64_t work_per_plane, const F& f) {
