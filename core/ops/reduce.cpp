@@ -168,8 +168,6 @@ static Tensor extreme(OpKey op, const Tensor& x, const DimList& dims, bool keepd
     check_index(x.size(d) > 0, name, "cannot reduce over dimension ", d, " of size 0 (shape ",
                 x.shape(), "); there is no identity for max/min");
   }
-  check_index(x.numel() > 0 || !reduce.empty() || x.dim() > 0, name,
-              "cannot reduce an empty tensor");
   Tensor out = empty(keepdim_shape(x.shape(), reduce), options_of(x));
   dispatch<ReduceKernel>(op, x.device(), x, out, reduce);
   Tensor result = keepdim ? out : out.reshape(result_shape(x.shape(), reduce, false));
