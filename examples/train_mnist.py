@@ -205,7 +205,7 @@ def main():
             wick.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     say = print if rank == 0 else (lambda *a, **k: None)
     amp_dtype = {"none": None, "bf16": wick.bfloat16, "fp16": wick.float16}[args.amp]
-    scaler = wick.amp.GradScaler(enabled=args.amp == "fp16")
+    scaler = wick.amp.GradScaler(args.device.split(":")[0], enabled=args.amp == "fp16")
 
     wick.manual_seed(args.seed)
     device = wick.device(args.device)

@@ -73,10 +73,31 @@ class record_dtypes:
 
 
 class GradScaler:
-    """Dynamic loss scaling with PyTorch's defaults and state machine (nn/grad_scaler.h)."""
+    """Dynamic loss scaling with PyTorch's defaults and state machine (nn/grad_scaler.h).
 
-    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+    torch.amp.GradScaler's signature: the device comes first ("cuda" by default, or "cpu"), then
+    init_scale. As in PyTorch, a "cuda" scaler on a machine without CUDA warns once and disables
+    itself (scale() returns its input, step() just steps); pass "cpu" to scale float16 on the CPU.
+    The older form with init_scale first (torch.cuda.amp.GradScaler) is wick.cuda.amp.GradScaler."""
+
+    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
+        import wick
+
+        if isinstance(device, wick.device):
+            device = device.type
+        if not isinstance(device, str) or device not in ("cpu", "cuda"):
+            hint = (" (init_scale is the second argument since torch.amp.GradScaler: write "
+                    f"GradScaler(\"cuda\", {device!r}) or use wick.cuda.amp.GradScaler)"
+                    if isinstance(device, (int, float)) and not isinstance(device, bool) else "")
+            raise TypeError(f"GradScaler(): device must be 'cpu' or 'cuda', got {device!r}{hint}")
+        if enabled and device == "cuda" and not wick.cuda.is_available():
+            import warnings
+
+            warnings.warn("GradScaler(): device 'cuda' is not available on this machine; the scaler "
+                          "is disabled (pass \"cpu\" to scale float16 on the CPU)", stacklevel=2)
+            enabled = False
+        self.device = device
         self._cpp = _amp.GradScaler(float(init_scale), float(growth_factor),
                                     float(backoff_factor), int(growth_interval), bool(enabled))
 

@@ -150,3 +150,34 @@ def versions():
     """The CUDA runtime, driver and cuDNN versions found at run time (0 where absent)."""
     return {"runtime": _cuda.runtime_version(), "driver": _cuda.driver_version(),
             "cudnn": _cuda.cudnn_version()}
+
+
+def _make_amp_module():
+    """wick.cuda.amp: torch.cuda.amp's older spellings - GradScaler with init_scale first (device
+    fixed to "cuda") and autocast without a device argument - kept because course code and
+    tutorials written before torch.amp still use them."""
+    import sys
+    import types
+
+    from wick import amp as _amp_module
+
+    class GradScaler(_amp_module.GradScaler):
+        def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):
+            super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                             enabled)
+
+    class autocast(_amp_module.autocast):
+        def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+            import wick
+
+            super().__init__("cuda", dtype=wick.float16 if dtype is None else dtype,
+                             enabled=enabled, cache_enabled=cache_enabled)
+
+    module = types.ModuleType(__name__ + ".amp", _make_amp_module.__doc__)
+    module.GradScaler, module.autocast = GradScaler, autocast
+    sys.modules[module.__name__] = module
+    return module
+
+
+amp = _make_amp_module()

@@ -58,7 +58,7 @@ def test_record_of_dtypes():
 def test_grad_scaler_backs_off_and_grows():
     model = nn.Linear(4, 2)
     opt = wick.optim.SGD(model.parameters(), lr=0.1)
-    scaler = wick.amp.GradScaler(init_scale=8.0, growth_interval=2)
+    scaler = wick.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2)
     x = wick.randn(3, 4)
     before = model.weight.detach().clone()
     scaler.scale(model(x).sum()).backward()
@@ -75,7 +75,7 @@ def test_grad_scaler_backs_off_and_grows():
     assert scaler.get_scale() == 8.0
     assert not (model.weight == before).all().item()
     state = scaler.state_dict()
-    restored = wick.amp.GradScaler()
+    restored = wick.amp.GradScaler("cpu")
     restored.load_state_dict(state)
     assert restored.get_scale() == 8.0
 
@@ -89,7 +89,7 @@ def test_unscaled_gradients_match_torch():
     x = [[1.0, 2.0], [3.0, -1.0]]
     for lib, weight in ((wick, w), (torch, tw)):
         opt = lib.optim.SGD([weight], lr=0.1)
-        scaler = (wick.amp.GradScaler() if lib is wick
+        scaler = (wick.amp.GradScaler(enabled=False) if lib is wick
                   else torch.cuda.amp.GradScaler(enabled=False))
         loss = (lib.tensor(x) @ weight).pow(2).sum()
         scaler.scale(loss).backward()
@@ -97,3 +97,25 @@ def test_unscaled_gradients_match_torch():
         scaler.step(opt)
         scaler.update()
     assert wick.tensor(tw.detach().numpy()).sub(w.detach()).abs().max().item() < 1e-5
+
+
+def test_grad_scaler_takes_the_device_first():
+    """torch.amp.GradScaler's signature (device, init_scale, ...); the older init-scale-first form
+    is wick.cuda.amp.GradScaler, as torch.cuda.amp.GradScaler is."""
+    cpu = wick.amp.GradScaler("cpu", 8.0, growth_interval=3)
+    assert cpu.device == "cpu" and cpu.is_enabled() and cpu.get_scale() == 8.0
+    assert wick.amp.GradScaler(wick.device("cpu"), init_scale=4.0).get_scale() == 4.0
+    with pytest.raises(TypeError, match=r"GradScaler\(\): device must be 'cpu' or 'cuda', got 8.0"):
+        wick.amp.GradScaler(8.0)
+    with pytest.raises(TypeError, match="'tpu'"):
+        wick.amp.GradScaler("tpu")
+    if not wick.cuda.is_available():
+        with pytest.warns(UserWarning, match="not available"):
+            off = wick.amp.GradScaler()
+        assert not off.is_enabled() and off.get_scale() == 1.0
+        with pytest.warns(UserWarning):
+            old = wick.cuda.amp.GradScaler(init_scale=16.0)
+        assert not old.is_enabled()
+    import wick.cuda.amp as cuda_amp
+    assert cuda_amp.GradScaler is wick.cuda.amp.GradScaler
+    assert wick.cuda.amp.autocast().device_type == "cuda"

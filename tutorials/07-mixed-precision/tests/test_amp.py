@@ -44,7 +44,7 @@ def test_loss_scaler_matches_grad_scaler():
     mine_opt = wick.optim.SGD(mine_model.parameters(), lr=0.1)
     ref_opt = wick.optim.SGD(ref_model.parameters(), lr=0.1)
     mine = A.LossScaler(init_scale=1024.0, growth_interval=3)
-    ref = wick.amp.GradScaler(init_scale=1024.0, growth_interval=3)
+    ref = wick.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=3)
     scales = []
     for step in range(9):
         x = wick.randn(3, 4)
