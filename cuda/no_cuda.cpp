@@ -6,6 +6,7 @@
 #include "core/backend.h"
 #include "core/dispatch.h"
 #include "cuda/api.h"
+#include "cuda/build_info.h"
 
 namespace wick {
 
@@ -63,6 +64,8 @@ DeviceGuard::~DeviceGuard() = default;
 int runtime_version() { return 0; }
 int driver_version() { return 0; }
 int cudnn_version() { return 0; }
+BuildInfo build_info() { return {}; }
+int cudnn_cudart_version() { return 0; }
 
 Stream Stream::create(int) { no_cuda("Stream::create"); }
 Stream Stream::default_stream(int) { no_cuda("Stream::default_stream"); }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cuda/build_info.h"
 #include "cuda/runtime.h"
 
 namespace wick::cuda {
@@ -152,6 +153,10 @@ int driver_version() {
 }
 
 int cudnn_version() { return static_cast<int>(cudnnGetVersion()); }
+
+BuildInfo build_info() { return {CUDART_VERSION, WICK_CUDA_ARCHS_STRING, CUDNN_VERSION}; }
+
+int cudnn_cudart_version() { return static_cast<int>(cudnnGetCudartVersion()); }
 
 // ---- launch context ----
 

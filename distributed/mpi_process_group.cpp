@@ -425,4 +425,13 @@ void finalize_mpi() {
 
 bool mpi_built() { return true; }
 
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<size_t>(length));
+  return version.substr(
+      0, version.find_first_of(",\n"));  // "Open MPI v4.1.4" without the build details
+}
+
 }  // namespace wick::distributed::detail

@@ -16,5 +16,6 @@ std::shared_ptr<ProcessGroup> make_mpi_process_group(const InitOptions&) {
 
 void finalize_mpi() {}
 bool mpi_built() { return false; }
+std::string mpi_library_version() { return ""; }
 
 }  // namespace wick::distributed::detail

@@ -365,5 +365,7 @@ std::shared_ptr<ProcessGroup> make_nccl_process_group(const InitOptions& options
 }
 
 bool nccl_built() { return true; }
+int nccl_runtime_version_code() { return nccl_runtime_version(); }
+int nccl_header_version_code() { return NCCL_VERSION_CODE; }
 
 }  // namespace wick::distributed::detail

@@ -14,5 +14,7 @@ std::shared_ptr<ProcessGroup> make_nccl_process_group(const InitOptions&) {
 }
 
 bool nccl_built() { return false; }
+int nccl_runtime_version_code() { return 0; }
+int nccl_header_version_code() { return 0; }
 
 }  // namespace wick::distributed::detail
