@@ -42,7 +42,7 @@ std::vector<Gpu> parse_gpus(const std::string& value) {
     std::string digits = item.rfind("sm_", 0) == 0 ? item.substr(3) : item;
     int cc = parse_int("gpus", digits);
     if (cc < 10) throw std::invalid_argument("assume: gpus wants sm_XY, got '" + item + "'");
-    gpus.push_back({"assumed sm_" + digits, cc / 10, cc % 10, 0});
+    gpus.push_back({"assumed GPU", cc / 10, cc % 10, 0});
   }
   return gpus;
 }

@@ -77,10 +77,11 @@ Check check_gpu(size_t index, const Gpu& gpu, const std::vector<Arch>& archs) {
                     std::to_string(best_ptx),
                 "the first launch of each kernel is slow; add " + std::to_string(cc) +
                     " to WICK_CUDA_ARCHS and rebuild");
+  std::string list;
+  for (const Arch& a : archs) list += (list.empty() ? "" : ", ") + std::to_string(a.number);
   return make(name, Verdict::fail,
-              what + " has no code in this build (architectures " +
-                  (archs.empty() ? std::string("none") : std::to_string(archs.front().number)) +
-                  (archs.size() > 1 ? ", ..." : "") + ")",
+              what + " has no code in this build (architectures: " +
+                  (list.empty() ? std::string("none") : list) + ")",
               "rebuild with -DWICK_CUDA_ARCHS=" + std::to_string(cc) +
                   ": kernels would fail with 'no kernel image is available'");
 }
