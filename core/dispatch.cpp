@@ -13,6 +13,8 @@ namespace {
 
 std::atomic<FallbackMode> g_fallback_mode{FallbackMode::Warn};
 std::atomic<int64_t> g_fallback_counts[kNumOps];
+std::atomic<int64_t> g_fallback_copy_ns[kNumOps];
+std::atomic<int64_t> g_fallback_kernel_ns[kNumOps];
 
 }  // namespace
 
@@ -67,7 +69,10 @@ bool register_backend(const Backend& backend) {
   Backends& b = backends();
   std::lock_guard<std::mutex> lock(b.mutex);
   b.slot[static_cast<int>(backend.type)] = backend;
-  if (b.registry != nullptr) backend.register_kernels(*b.registry);
+  if (b.registry != nullptr) {
+    b.registry->remove_all(backend.type);  // a replaced backend's kernels go with it
+    backend.register_kernels(*b.registry);
+  }
   return true;
 }
 
@@ -129,7 +134,23 @@ std::vector<std::pair<std::string, int64_t>> fallback_counts() {
 }
 
 void reset_fallback_counts() {
-  for (auto& c : g_fallback_counts) c = 0;
+  for (int i = 0; i < kNumOps; ++i)
+    g_fallback_counts[i] = g_fallback_copy_ns[i] = g_fallback_kernel_ns[i] = 0;
+}
+
+std::vector<FallbackStats> fallback_stats() {
+  std::vector<FallbackStats> stats;
+  for (int i = 0; i < kNumOps; ++i) {
+    if (int64_t n = g_fallback_counts[i].load())
+      stats.push_back({op_name(OpKey(i)), n, g_fallback_copy_ns[i].load() * 1e-9,
+                       g_fallback_kernel_ns[i].load() * 1e-9});
+  }
+  return stats;
+}
+
+void note_fallback_time(OpKey op, int64_t copy_ns, int64_t kernel_ns) {
+  g_fallback_copy_ns[static_cast<int>(op)] += copy_ns;
+  g_fallback_kernel_ns[static_cast<int>(op)] += kernel_ns;
 }
 
 void note_fallback(OpKey op, Device device) {

@@ -14,9 +14,11 @@
 // per op, and warns once per op, so the cost is visible; FallbackMode::Error refuses instead.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -47,6 +49,19 @@ class KernelRegistry {
     check_state(*e.signature == typeid(Fn), "dispatch", "internal error: kernel for ", op_name(op),
                 " was registered with another signature");
     return reinterpret_cast<Fn>(e.fn);
+  }
+
+  // Makes the CPU's kernel for `op` serve `device` as well: for a backend whose memory the CPU
+  // addresses directly (sim/), where a CPU kernel runs on the device's tensors in place.
+  void add_cpu_kernel_for(OpKey op, DeviceType device) {
+    table_[index(op)][static_cast<int>(device)] = table_[index(op)][static_cast<int>(kCPU)];
+  }
+
+  // Forgets `device`'s kernel for `op` (the op falls back again there), or all its kernels (a
+  // backend registered again starts from an empty column).
+  void remove(OpKey op, DeviceType device) { table_[index(op)][static_cast<int>(device)] = {}; }
+  void remove_all(DeviceType device) {
+    for (auto& row : table_) row[static_cast<int>(device)] = {};
   }
 
   bool has(OpKey op, DeviceType device) const {
@@ -80,6 +95,14 @@ std::vector<std::pair<std::string, int64_t>> fallback_counts();
 void reset_fallback_counts();
 // Records one fallback of `op` from `device`; warns the first time, or throws in Error mode.
 void note_fallback(OpKey op, Device device);
+// Where the fallbacks' time went, per op: copying to and from the host, and the CPU kernel.
+struct FallbackStats {
+  std::string op;
+  int64_t count = 0;
+  double copy_seconds = 0, kernel_seconds = 0;
+};
+std::vector<FallbackStats> fallback_stats();
+void note_fallback_time(OpKey op, int64_t copy_ns, int64_t kernel_ns);
 
 namespace detail {
 
@@ -120,10 +143,23 @@ struct KernelSignature;
 template <class... Params>
 struct KernelSignature<void (*)(Params...)> {
   template <class... Args>
-  static void call_on_host(void (*host)(Params...), Args&&... args) {
+  static void call_on_host(OpKey op, void (*host)(Params...), Args&&... args) {
+    using Clock = std::chrono::steady_clock;
     HostFrame frame;
-    host(frame.arg<Params>(std::forward<Args>(args))...);
+    Clock::time_point start = Clock::now();
+    // Every argument reaches the host before the kernel starts, so the copies are timed apart
+    // from the kernel (a braced list evaluates left to right).
+    std::tuple<decltype(frame.arg<Params>(std::forward<Args>(args)))...> on_host{
+        frame.arg<Params>(std::forward<Args>(args))...};
+    Clock::time_point copied_in = Clock::now();
+    std::apply(host, on_host);
+    Clock::time_point computed = Clock::now();
     frame.write_back();
+    auto ns = [](Clock::duration d) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    };
+    note_fallback_time(op, ns(copied_in - start) + ns(Clock::now() - computed),
+                       ns(computed - copied_in));
   }
 };
 
@@ -155,7 +191,7 @@ void dispatch(OpKey op, Device device, Args&&... args) {
   check_state(host != nullptr, op_name(op), "no kernel for this op on ", device.str(),
               " or on the CPU");
   note_fallback(op, device);
-  detail::KernelSignature<Fn>::call_on_host(host, std::forward<Args>(args)...);
+  detail::KernelSignature<Fn>::call_on_host(op, host, std::forward<Args>(args)...);
 }
 
 }  // namespace wick

@@ -7,6 +7,7 @@
 #include "core/dispatch.h"
 #include "core/op_table.h"
 #include "python/bind_common.h"
+#include "sim/sim.h"
 
 namespace wick::python {
 
@@ -60,6 +61,39 @@ void init_op_table(py::module_& m) {
       "_missing_kernels",
       [](const std::string& device) { return missing_kernels(Device(device).type); },
       py::arg("device"), "The ops `device` has no kernel for (they fall back to the CPU there)");
+
+  // The CPU fallback (Note [operator fallback] in core/dispatch.h) and the sim device.
+  m.def("_fallback_stats", [] {
+    py::dict out;
+    for (const FallbackStats& s : fallback_stats())
+      out[py::str(s.op)] = py::make_tuple(s.count, s.copy_seconds, s.kernel_seconds);
+    return out;
+  });
+  m.def("_reset_fallback_stats", [] { reset_fallback_counts(); });
+  m.def("_fallback_mode", [] {
+    switch (fallback_mode()) {
+      case FallbackMode::Warn:
+        return "warn";
+      case FallbackMode::Silent:
+        return "silent";
+      case FallbackMode::Error:
+        return "error";
+    }
+    return "warn";
+  });
+  m.def(
+      "_set_fallback_mode",
+      [](const std::string& mode) {
+        check_value(mode == "warn" || mode == "silent" || mode == "error", "set_fallback_mode",
+                    "expected 'warn', 'silent' or 'error'; got '", mode, "'");
+        set_fallback_mode(mode == "warn"     ? FallbackMode::Warn
+                          : mode == "silent" ? FallbackMode::Silent
+                                             : FallbackMode::Error);
+      },
+      py::arg("mode"));
+  m.def("_sim_ops", &sim::ops_with_kernels);
+  m.def("_sim_set_kernel", &sim::set_kernel, py::arg("op"), py::arg("enabled"));
+  m.def("_sim_memory_stats", &sim::memory_stats);
 }
 
 }  // namespace wick::python

@@ -2,7 +2,7 @@
 """Fails on an #include that crosses a layer boundary the wrong way (docs/architecture.md).
 
 The layers, lowest first: core (tensors, dtypes, dispatch, memory, CPU kernels) with core/ops
-and autograd beside it as one layer; then the backends (cuda/); then nn/ and data/; then
+and autograd beside it as one layer; then the backends (cuda/, sim/); then nn/ and data/; then
 distributed/; then the Python binding (python/), tools, examples, benchmarks and tests. A file
 may include its own layer and the layers below it, never above, with the exceptions written out
 in RULES (each says why). Run from anywhere: python3 scripts/check_layers.py"""
@@ -12,7 +12,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBRARY = ("core", "autograd", "cuda", "nn", "data", "distributed")
+LIBRARY = ("core", "autograd", "cuda", "sim", "nn", "data", "distributed")
 ABOVE_THE_LIBRARY = {"python", "tools", "examples", "benchmarks", "tests", "tutorials"}
 
 # (files the rule covers, folders they must not include, why)
@@ -27,10 +27,10 @@ RULES = [
      "tensors, dispatch, memory and kernels know nothing of autograd; only the op front "
      "functions (core/ops/) record nodes, autocast asks grad mode, and print shows grad_fn"),
     (lambda path: path.startswith(("core/", "autograd/", "nn/")),
-     {"cuda", "distributed", "nn", "data"} | ABOVE_THE_LIBRARY,
+     {"cuda", "sim", "distributed", "nn", "data"} | ABOVE_THE_LIBRARY,
      "core, autograd and nn reach devices only through the dispatcher and core/backend.h"),
-    (lambda path: path.startswith("cuda/"),
-     {"autograd", "nn", "data", "distributed"} | ABOVE_THE_LIBRARY,
+    (lambda path: path.startswith(("cuda/", "sim/")),
+     {"autograd", "nn", "data", "distributed", "cuda", "sim"} | ABOVE_THE_LIBRARY,
      "a backend sees core's kernel interface, never the layers above it"),
     (lambda path: path.startswith("data/"),
      {"nn", "distributed"} | ABOVE_THE_LIBRARY,

@@ -96,6 +96,11 @@ class HostMemory final : public Allocator {
 void test_neg(const Tensor&, Tensor&, const UnaryAttrs&) {}
 
 TEST(OpTable, ABackendRegistersWithoutEditingCore) {
+  // The slot holds the sim device (sim/); the test's backend replaces it, and the test puts it
+  // back so later tests in this process still see sim.
+  const Backend* sim = find_backend(kPrivateUse1);
+  ASSERT_NE(sim, nullptr);
+  Backend saved = *sim;
   Backend backend;
   backend.type = kPrivateUse1;
   backend.name = "testdev";
@@ -118,6 +123,8 @@ TEST(OpTable, ABackendRegistersWithoutEditingCore) {
   Tensor t = empty(Shape{4}, TensorOptions(kFloat32).with_device(Device(kPrivateUse1)));
   EXPECT_EQ(t.device(), Device(kPrivateUse1));
   expect_error<std::invalid_argument>([] { Device("nodev:0"); }, "expected 'cpu'");
+  register_backend(saved);
+  EXPECT_STREQ(device_type_name(kPrivateUse1), "sim");
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-"""wick.backends: switches that choose how the GPU libraries compute (torch.backends).
+"""wick.backends: switches that choose how the GPU libraries compute (torch.backends), the CPU
+fallback, and the sim device.
 
     wick.backends.cuda.matmul.allow_tf32 = True   # cuBLAS float32 matmuls on TF32 tensor cores
     wick.backends.cudnn.benchmark = True          # time cuDNN's convolution algorithms per shape
+    wick.backends.fallback.set_mode("error")      # an op without a kernel on its device raises
+    wick.backends.mps.is_available()              # False: there is no Metal backend
 
-They are plain flags in C++ (cuda/api.h); setting them in a build without CUDA is allowed and
-changes nothing.
+The GPU switches are plain flags in C++ (cuda/api.h); setting them in a build without CUDA is
+allowed and changes nothing.
 """
 
-from wick.backends import cuda, cudnn  # noqa: F401
+from wick.backends import cuda, cudnn, fallback, mps, sim  # noqa: F401
