@@ -100,28 +100,56 @@ class Optimizer:
         return {"state": dict(sorted(state.items())), "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        groups = state_dict["param_groups"]
+        """Restores what state_dict() returned. All or nothing: the structure is checked here and
+        every option and state entry by the C++ optimizer (nn/optim.h) before the optimizer or
+        its param_groups dicts change, so a failed load leaves both exactly as they were."""
+        name = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{name}: expected a dict, got {type(state_dict).__name__}")
+        for key in ("state", "param_groups"):
+            if key not in state_dict:
+                raise KeyError(f"{name}: the state dict has no '{key}'")
+        groups, state = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(groups, (list, tuple)) or not all(isinstance(g, dict) for g in groups):
+            raise TypeError(f"{name}: 'param_groups' must be a list of dicts; got "
+                            f"{type(groups).__name__}")
+        if not isinstance(state, dict):
+            raise TypeError(f"{name}: 'state' must be a dict; got {type(state).__name__}")
         if len(groups) != len(self.param_groups):
-            raise ValueError("loaded state dict has a different number of parameter groups")
-        for mine, saved in zip(self.param_groups, groups):
-            if len(mine["params"]) != len(saved["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't "
-                                 "match the size of optimizer's group")
+            raise ValueError(f"{name}: loaded state dict has a different number of parameter "
+                             f"groups ({len(groups)}, the optimizer has {len(self.param_groups)})")
+        for i, (mine, saved) in enumerate(zip(self.param_groups, groups)):
+            saved_params = saved.get("params")
+            if not isinstance(saved_params, (list, tuple)) or \
+                    len(mine["params"]) != len(saved_params):
+                got = len(saved_params) if isinstance(saved_params, (list, tuple)) else \
+                    repr(saved_params)
+                raise ValueError(f"{name}: loaded state dict contains a parameter group that "
+                                 f"doesn't match the size of optimizer's group {i} "
+                                 f"({got} parameters, the optimizer has {len(mine['params'])})")
+        self._sync()
+        flat = OrderedDict((k, v) for k, v in self._cpp.state_dict().items()
+                           if not k.startswith("state."))
+        for index, entries in state.items():
+            if isinstance(index, bool) or not isinstance(index, int) or \
+                    not isinstance(entries, dict):
+                raise TypeError(f"{name}: 'state' maps parameter indices to dicts of tensors; "
+                                f"got {index!r}: {type(entries).__name__}")
+            for entry, value in entries.items():
+                if isinstance(value, bool) or not isinstance(value, (_C.Tensor, int, float)):
+                    raise TypeError(f"{name}: state entry '{entry}' of parameter {index} must "
+                                    f"be a tensor or a number; got {type(value).__name__}")
+                if not isinstance(value, _C.Tensor):
+                    value = _C.tensor(value, dtype=_C.float64)
+                if index < 0:
+                    raise ValueError(f"{name}: state for parameter {index}, a negative index")
+                flat[f"state.{index}.{entry}"] = value
+        self._cpp.load_state_dict(flat, [self._checked(dict(g)) for g in groups])
+        # Loaded and checked: only now do the dicts change.
         for mine, saved in zip(self.param_groups, groups):
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = v
-        self._sync()
-        flat = OrderedDict((k, v) for k, v in self._cpp.state_dict().items()
-                           if not k.startswith("state."))
-        for index, entries in state_dict["state"].items():
-            for name, value in entries.items():
-                if not isinstance(value, _C.Tensor):
-                    value = _C.tensor(value, dtype=_C.float64)
-                if name == "step":
-                    value = value.to(_C.float64)
-                flat[f"state.{int(index)}.{name}"] = value
-        self._cpp.load_state_dict(flat)
 
     @property
     def state(self):
