@@ -196,7 +196,16 @@ TEST(SafetensorsFixture, ReadsAFileWrittenByPython) {
 TEST_F(SafetensorsTest, MissingFileAndDirectoryRaise) {
   expect_error<std::runtime_error>([&] { load_safetensors(path("missing.safetensors").string()); },
                                    "missing.safetensors: cannot open: No such file or directory");
-  expect_error<std::runtime_error>([&] { load_safetensors(dir_.string()); }, "not a regular file");
+  expect_error<std::runtime_error>([&] { load_safetensors(dir_.string()); },
+                                   "cannot read: Is a directory");
+  // The errno and the path travel with the error, for Python's FileNotFoundError and friends.
+  try {
+    load_safetensors(path("missing.safetensors").string());
+    ADD_FAILURE() << "no error";
+  } catch (const FileError& e) {
+    EXPECT_EQ(e.error_number(), ENOENT);
+    EXPECT_EQ(e.path(), path("missing.safetensors").string());
+  }
 }
 
 TEST_F(SafetensorsTest, EveryTruncationRaises) {
@@ -392,13 +401,13 @@ TEST_F(SafetensorsTest, FileSystemErrorsNameThePathAndReason) {
         save_safetensors(missing_dir, {{"w", ones({1})}});
       },
       "No such file or directory");
-  // A directory where the file should go: the write succeeds, the rename fails, nothing is left.
+  // A directory where the file should go: refused before any temporary file is made.
   fs::create_directory(path("taken"));
-  expect_error<std::runtime_error>(
+  expect_error<FileError>(
       [&] {
         save_safetensors(path("taken").string(), {{"w", ones({1})}});
       },
-      "cannot rename");
+      "taken: cannot write: Is a directory");
   EXPECT_EQ(files(), std::vector<std::string>{"taken"});
   EXPECT_TRUE(fs::is_directory(path("taken")));
 }

@@ -6,6 +6,8 @@ python/bind_optim.cpp), so `optimizer.param_groups[0]["lr"] = 0.01` takes effect
 step. The update itself is one fused C++ kernel per parameter.
 """
 
+import math
+import numbers
 from collections import OrderedDict
 
 from wick import _C
@@ -13,15 +15,29 @@ from wick import _C
 _required = object()
 
 
+def _check_number(optimizer, label, value, low=0.0, high=math.inf, high_open=False):
+    """One hyperparameter of a constructor: a real number (not a bool) with low <= value <= high
+    (or < high), finite; PyTorch's messages ("Invalid learning rate: -1") prefixed with the
+    optimizer's name. NaN fails every comparison, so it is refused too; the C++ optimizer checks
+    the same ranges again for groups and loaded state dicts (nn/optim.h, OptionCheck)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"[{optimizer}] {label} must be a number; got "
+                        f"{type(value).__name__} {value!r}")
+    inside = low <= value < high if high_open else low <= value <= high
+    if not (inside and math.isfinite(value)):
+        raise ValueError(f"[{optimizer}] Invalid {label}: {value}")
+
+
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
+        name = type(self).__name__
         if isinstance(params, _C.Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got a Tensor")
+            raise TypeError(f"[{name}] params argument given to the optimizer should be an "
+                            f"iterable of Tensors or dicts, but got a Tensor")
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list")
+            raise ValueError(f"[{name}] optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         self.param_groups = []
@@ -33,28 +49,39 @@ class Optimizer:
     # ---- groups ----
 
     def _add_group(self, group):
+        if not isinstance(group, dict):
+            raise TypeError(f"[{type(self).__name__}] a parameter group must be a dict; got "
+                            f"{type(group).__name__}")
+        if "params" not in group:
+            raise KeyError(f"[{type(self).__name__}] a parameter group needs 'params'")
         group = dict(group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, _C.Tensor) else list(params)
+        name = type(self).__name__
         for p in group["params"]:
             if not isinstance(p, _C.Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, not {type(p).__name__}")
+                raise TypeError(f"[{name}] optimizer can only optimize Tensors, but one of the "
+                                f"params is {type(p).__name__}")
             if not p.is_leaf:
-                raise ValueError("can't optimize a non-leaf Tensor")
+                raise ValueError(f"[{name}] can't optimize a non-leaf Tensor")
         for key, value in self.defaults.items():
             if value is _required and key not in group:
-                raise ValueError(f"parameter group didn't specify a value of required "
+                raise ValueError(f"[{name}] parameter group didn't specify a value of required "
                                  f"optimization parameter {key}")
             group.setdefault(key, value)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
-            raise ValueError("some parameters appear in more than one parameter group")
+            raise ValueError(f"[{name}] some parameters appear in more than one parameter group")
         self.param_groups.append(group)
         return group
 
     def add_param_group(self, param_group):
         group = self._add_group(param_group)
-        self._cpp.add_param_group(self._checked(group))
+        try:
+            self._cpp.add_param_group(self._checked(group))
+        except BaseException:
+            self.param_groups.pop()  # the C++ optimizer refused it: leave both as they were
+            raise
 
     def _checked(self, group):
         """The group as the C++ side reads it; subclasses validate their options here."""
