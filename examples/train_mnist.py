@@ -232,6 +232,15 @@ def main():
                               sampler=sampler, num_workers=args.workers,
                               pin_memory=device.type == "cuda")
     test_loader = DataLoader(test_set, batch_size=500, num_workers=args.workers)
+    # An empty dataset (or one smaller than a drop_last batch) yields no batch: refuse it with
+    # one line and exit status 2, rather than dividing by zero and printing -nan%.
+    for what, dataset, loader in (("training", train_set, train_loader),
+                                  ("test", test_set, test_loader)):
+        if len(loader) == 0:
+            print(f"[train_mnist] the {what} set in {args.data} has {len(dataset)} examples, "
+                  f"which make no batch of {loader.batch_size}; there is nothing to train on or "
+                  f"evaluate", file=sys.stderr)
+            sys.exit(2)
 
     parameters = sum(p.numel() for p in model.parameters())
     say(f"{model}\n{parameters} parameters; {len(train_set)} training and {len(test_set)} "
