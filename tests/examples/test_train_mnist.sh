@@ -65,6 +65,6 @@ set +e
 "$binary" --data "$tmp/empty" --metrics "$tmp/empty.csv" > "$tmp/bad.log" 2>&1; code=$?
 set -e
 [ "$code" -eq 2 ] && grep -q "has 0 examples, which make no batch" "$tmp/bad.log" &&
-  ! grep -q "nan" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
+  ! grep -q -- "-nan" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 echo "train_mnist: learns (test accuracy $accuracy after 2 epochs; ${amp_accuracy[*]}), resumes" \
   "exactly, rejects bad flags and empty datasets"
