@@ -82,9 +82,8 @@ TrainingState load_checkpoint(const std::string& path, Module& model, optim::Opt
   TrainingState state;
   state.epoch = parse_int(path, file.metadata, "epoch");
   state.global_step = parse_int(path, file.metadata, "global_step");
-  check_value(state.epoch >= 0 && state.global_step >= 0, "load_checkpoint", path,
-              ": epoch ", state.epoch, " and global_step ", state.global_step,
-              " must not be negative");
+  check_value(state.epoch >= 0 && state.global_step >= 0, "load_checkpoint", path, ": epoch ",
+              state.epoch, " and global_step ", state.global_step, " must not be negative");
   for (const auto& [key, value] : file.metadata) {
     if (key != "format" && key != "epoch" && key != "global_step") state.info[key] = value;
   }
@@ -97,8 +96,8 @@ TrainingState load_checkpoint(const std::string& path, Module& model, optim::Opt
               ": the random generator's state is missing");
   for (auto rng : {seed, offset}) {
     check_value(rng->second.dtype() == kInt64 && rng->second.numel() == 1, "load_checkpoint", path,
-                ": '", rng->first, "' must be one int64; it is ", rng->second.dtype(),
-                " of shape ", rng->second.shape());
+                ": '", rng->first, "' must be one int64; it is ", rng->second.dtype(), " of shape ",
+                rng->second.shape());
   }
   check_value(scheduler == nullptr || !scheduler_state.empty(), "load_checkpoint", path,
               ": a scheduler was given but the checkpoint has no scheduler state");

@@ -122,8 +122,10 @@ void GradScaler::load_state_dict(const StateDict& state) {
   options.growth_interval = integer("growth_interval");
   int64_t tracker = integer("_growth_tracker");
   check_options(op, options, scale);
-  check_value(tracker >= 0 && tracker < options.growth_interval, op, "_growth_tracker must be in "
-              "[0, growth_interval); got ", tracker);
+  check_value(tracker >= 0 && tracker < options.growth_interval, op,
+              "_growth_tracker must be in "
+              "[0, growth_interval); got ",
+              tracker);
   options_ = options;
   scale_ = scale;
   growth_tracker_ = tracker;

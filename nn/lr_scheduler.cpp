@@ -41,8 +41,8 @@ void LRScheduler::check_state_dict(const StateDict& state) const {
   check_value(bases->second.defined() && bases->second.dim() == 1 &&
                   bases->second.numel() == static_cast<int64_t>(base_lrs_.size()),
               "LRScheduler", "load_state_dict: 'base_lrs' of shape ",
-              bases->second.defined() ? bases->second.shape() : Shape{}, " for ",
-              base_lrs_.size(), " parameter groups");
+              bases->second.defined() ? bases->second.shape() : Shape{}, " for ", base_lrs_.size(),
+              " parameter groups");
   for (double lr : bases->second.to(kCPU, kFloat64).to_vector<double>()) {
     check_value(std::isfinite(lr) && lr >= 0, "LRScheduler",
                 "load_state_dict: invalid base learning rate ", lr,

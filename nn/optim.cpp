@@ -147,9 +147,10 @@ Optimizer::Loaded Optimizer::parse_state_dict(const StateDict& state) const {
   Loaded loaded;
   for (size_t g = 0; g < groups_.size(); ++g) {
     auto it = state.find("param_groups." + std::to_string(g) + ".params");
-    check_value(it != state.end(), name_, op, "the state dict has no group ", g, " (the optimizer has ",
-                groups_.size(), ")");
-    check_value(it->second.defined() && it->second.numel() == static_cast<int64_t>(groups_[g].params.size()),
+    check_value(it != state.end(), name_, op, "the state dict has no group ", g,
+                " (the optimizer has ", groups_.size(), ")");
+    check_value(it->second.defined() &&
+                    it->second.numel() == static_cast<int64_t>(groups_[g].params.size()),
                 name_, op, "group ", g, " has ", groups_[g].params.size(),
                 " parameters but the state dict has ",
                 it->second.defined() ? it->second.numel() : 0);
@@ -192,12 +193,12 @@ Optimizer::Loaded Optimizer::parse_state_dict(const StateDict& state) const {
       check_value(index < groups_.size(), name_, op, "options for group ", index,
                   " but the optimizer has ", groups_.size(), " groups");
       check_value(defaults_.count(field) > 0, name_, op, "unknown option '", field, "'");
-      check_value(t.numel() == 1, name_, op, "option '", key, "' must hold one number; it has shape ",
-                  t.shape());
+      check_value(t.numel() == 1, name_, op, "option '", key,
+                  "' must hold one number; it has shape ", t.shape());
       loaded.options[index][field] = t.to(kCPU, kFloat64).reshape({}).item<double>();
     } else {
-      check_value(kind == "param_groups" && index < groups_.size(), name_, op,
-                  "unexpected key '", key, "'");
+      check_value(kind == "param_groups" && index < groups_.size(), name_, op, "unexpected key '",
+                  key, "'");
     }
   }
   for (size_t g = 0; g < loaded.options.size(); ++g) {

@@ -85,8 +85,9 @@ template <class... Parts>
 template <class... Parts>
 [[noreturn]] void os_error(const char* op, const std::string& path, int err,
                            const Parts&... parts) {
-  throw FileError(escape_non_utf8(error_message(op, path, ": ", parts..., ": ", std::strerror(err))),
-                  err, path);
+  throw FileError(
+      escape_non_utf8(error_message(op, path, ": ", parts..., ": ", std::strerror(err))), err,
+      path);
 }
 
 // A file descriptor, closed when it goes out of scope.

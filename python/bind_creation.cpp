@@ -312,8 +312,8 @@ void init_creation(py::module_& m) {
       "set_rng_state",
       [](py::tuple state) {
         check_value(state.size() == 2, "set_rng_state",
-                    "expected the (seed, offset) pair get_rng_state returns; got ",
-                    state.size(), " values");
+                    "expected the (seed, offset) pair get_rng_state returns; got ", state.size(),
+                    " values");
         default_generator().set_state(
             {seed_from(state[0], "set_rng_state"), seed_from(state[1], "set_rng_state")});
       },

@@ -324,13 +324,13 @@ void init_nn(py::module_& root) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const FileError& e) {
+      // The path as Python's os functions decode it (surrogateescape keeps odd bytes).
+      py::object path = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefaultAndSize(
+          e.path().data(), static_cast<Py_ssize_t>(e.path().size())));
+      if (!path) path = py::none();
+      PyErr_Clear();
       py::object error = py::reinterpret_steal<py::object>(
-          PyObject_CallFunction(PyExc_OSError, "isO", e.error_number(), e.what(),
-                                py::reinterpret_steal<py::object>(
-                                    PyUnicode_DecodeFSDefaultAndSize(e.path().data(),
-                                                                     static_cast<Py_ssize_t>(
-                                                                         e.path().size())))
-                                    .ptr()));
+          PyObject_CallFunction(PyExc_OSError, "isO", e.error_number(), e.what(), path.ptr()));
       if (error) PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
     }
   });

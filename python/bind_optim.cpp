@@ -37,9 +37,10 @@ void read_options(py::dict group, const std::vector<std::string>& keys, optim::O
       Scalar s;
       if (!py::isinstance<py::sequence>(betas) || py::len(betas) != 2 ||
           !try_scalar(betas[py::int_(key == "beta1" ? 0 : 1)], s)) {
-        throw py::type_error("[optimizer] parameter group option 'betas' must be a pair of "
-                             "numbers; got " +
-                             py::repr(betas).cast<std::string>());
+        throw py::type_error(
+            "[optimizer] parameter group option 'betas' must be a pair of "
+            "numbers; got " +
+            py::repr(betas).cast<std::string>());
       }
       options[key] = s.to_double();
       continue;

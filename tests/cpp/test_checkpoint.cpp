@@ -7,11 +7,11 @@
 
 #include <unistd.h>
 
+#include "core/generator.h"
 #include "nn/checkpoint.h"
 #include "nn/containers.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
-#include "core/generator.h"
 #include "nn/serialization.h"
 #include "tests/cpp/test_util.h"
 
@@ -158,7 +158,8 @@ TEST(Checkpoint, OutOfRangeOrIncompleteStateIsRefusedAndChangesNothing) {
     std::function<void(SafetensorsFile&)> edit;
   };
   std::vector<Case> cases = {
-      {"has no 'exp_avg_sq'", [](SafetensorsFile& f) { f.tensors.erase("optimizer.state.1.exp_avg_sq"); }},
+      {"has no 'exp_avg_sq'",
+       [](SafetensorsFile& f) { f.tensors.erase("optimizer.state.1.exp_avg_sq"); }},
       {"invalid learning rate nan",
        [&](SafetensorsFile& f) { f.tensors["optimizer.param_groups.0.lr"] = scalar(NAN); }},
       {"invalid learning rate -1",

@@ -17,9 +17,7 @@ namespace {
 using wick::testing::expect_close;
 using wick::testing::expect_error;
 
-Tensor param(const Shape& shape, double value = 1.0) {
-  return full(shape, value).requires_grad_();
-}
+Tensor param(const Shape& shape, double value = 1.0) { return full(shape, value).requires_grad_(); }
 
 // One step of each optimizer over `p` with gradient 1, so that each has state.
 void take_a_step(Optimizer& opt, Tensor& p) {
@@ -39,9 +37,9 @@ TEST(OptimizerState, ResizedParameterIsRefusedByEveryOptimizer) {
       p.set_data(full({new_size}, 2.0));
       p.set_grad(ones({new_size}));
       std::string name = opt->name();
-      expect_error<std::runtime_error>(
-          [&] { opt->step(); }, "[" + name + "] step: parameter 0 has shape (" +
-                                    std::to_string(new_size) + ",) but its state");
+      expect_error<std::runtime_error>([&] { opt->step(); },
+                                       "[" + name + "] step: parameter 0 has shape (" +
+                                           std::to_string(new_size) + ",) but its state");
       expect_close(p, full({new_size}, 2.0), 0, 0);  // not updated
     }
   }
@@ -97,9 +95,12 @@ TEST(OptimizerState, LoadStateDictIsValidatedWholeAndChangesNothing) {
       {"invalid learning rate nan", [&](StateDict& s) { s["param_groups.0.lr"] = number(NAN); }},
       {"invalid weight_decay -1",
        [&](StateDict& s) { s["param_groups.0.weight_decay"] = number(-1); }},
-      {"betas must be in [0, 1); got (1,", [&](StateDict& s) { s["param_groups.0.beta1"] = number(1); }},
+      {"betas must be in [0, 1); got (1,",
+       [&](StateDict& s) { s["param_groups.0.beta1"] = number(1); }},
       {"group 0 has 2 parameters but the state dict has 3",
-       [](StateDict& s) { s["param_groups.0.params"] = tensor(std::vector<int64_t>{0, 1, 2}); }},
+       [](StateDict& s) {
+         s["param_groups.0.params"] = tensor(std::vector<int64_t>{0, 1, 2});
+       }},
       {"unexpected key 'param_groups.1.params'",
        [](StateDict& s) { s["param_groups.1.params"] = tensor(std::vector<int64_t>{2}); }},
       {"the state dict has no group 0", [](StateDict& s) { s.erase("param_groups.0.params"); }},
@@ -121,15 +122,27 @@ TEST(OptimizerState, ConstructorsAndGroupsShareTheRanges) {
   Tensor p = param({2});
   expect_error<std::invalid_argument>([&] { SGD({p}, SGDOptions{NAN}); },
                                       "[SGD] invalid learning rate nan");
-  expect_error<std::invalid_argument>([&] { SGD({p}, SGDOptions{0.1, -1}); },
-                                      "invalid momentum -1");
-  expect_error<std::invalid_argument>([&] { Adam({p}, AdamOptions{0.1, 0.9, 1.5}); },
-                                      "betas must be in [0, 1); got (0.9, 1.5)");
-  expect_error<std::invalid_argument>([&] { AdamW({p}, AdamOptions{0.1, 0.9, 0.99, -1}); },
-                                      "[AdamW] invalid epsilon -1");
+  expect_error<std::invalid_argument>(
+      [&] {
+        SGD({p}, SGDOptions{0.1, -1});
+      },
+      "invalid momentum -1");
+  expect_error<std::invalid_argument>(
+      [&] {
+        Adam({p}, AdamOptions{0.1, 0.9, 1.5});
+      },
+      "betas must be in [0, 1); got (0.9, 1.5)");
+  expect_error<std::invalid_argument>(
+      [&] {
+        AdamW({p}, AdamOptions{0.1, 0.9, 0.99, -1});
+      },
+      "[AdamW] invalid epsilon -1");
   SGD opt({p}, SGDOptions{0.1});
-  expect_error<std::invalid_argument>([&] { opt.add_param_group({{param({1})}, {{"lr", -2}}}); },
-                                      "[SGD] group 1: invalid learning rate -2");
+  expect_error<std::invalid_argument>(
+      [&] {
+        opt.add_param_group({{param({1})}, {{"lr", -2}}});
+      },
+      "[SGD] group 1: invalid learning rate -2");
   EXPECT_EQ(opt.param_groups().size(), 1u);
 }
 
@@ -169,7 +182,10 @@ TEST(ClipGradNorm, NonFiniteNormScalesEveryGradientAlike) {
   nn::utils::clip_grad_norm_({a, b}, 1.0);
   expect_close(b.grad(), zeros({2}), 0, 0);  // scaled by max_norm / inf = 0
   expect_error<std::runtime_error>(
-      [&] { nn::utils::clip_grad_norm_({a, b}, 1.0, 2.0, true); }, "[clip_grad_norm_]");
+      [&] {
+        nn::utils::clip_grad_norm_({a, b}, 1.0, 2.0, true);
+      },
+      "[clip_grad_norm_]");
 }
 
 TEST(ModuleStateDict, EveryProblemIsReportedInOneError) {
