@@ -52,9 +52,25 @@ void LRScheduler::check_state_dict(const StateDict& state) const {
 
 void LRScheduler::load_state_dict(const StateDict& state) {
   check_state_dict(state);  // all of it, before anything changes
+  // A schedule can still refuse the position itself (OneCycleLR past total_steps) once step()
+  // re-derives the rates; then everything it touched goes back as it was.
+  std::vector<double> old_bases = base_lrs_, old_last_lr = last_lr_;
+  int64_t old_epoch = last_epoch_;
+  std::vector<Options> old_options;
+  for (const ParamGroup& g : optimizer_.param_groups()) old_options.push_back(g.options);
   base_lrs_ = state.at("base_lrs").to(kCPU, kFloat64).to_vector<double>();
   last_epoch_ = static_cast<int64_t>(state.at("last_epoch").to(kCPU, kFloat64).item<double>()) - 1;
-  step();  // re-derives the optimizer's current rates from the restored position
+  try {
+    step();  // re-derives the optimizer's current rates from the restored position
+  } catch (...) {
+    base_lrs_ = std::move(old_bases);
+    last_lr_ = std::move(old_last_lr);
+    last_epoch_ = old_epoch;
+    for (size_t g = 0; g < old_options.size(); ++g) {
+      optimizer_.param_groups()[g].options = std::move(old_options[g]);
+    }
+    throw;
+  }
 }
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)

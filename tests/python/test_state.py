@@ -111,6 +111,20 @@ def test_failed_add_param_group_changes_nothing():
     assert len(opt.param_groups) == 2
 
 
+def test_failed_scheduler_load_changes_nothing():
+    p = nn.Parameter(wick.ones(2))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    sched = optim.lr_scheduler.OneCycleLR(opt, 1.0, total_steps=10)
+    for _ in range(3):
+        opt.step()
+        sched.step()
+    before = (sched.last_epoch, sched.get_last_lr(), dict(opt.param_groups[0], params=None))
+    with pytest.raises(ValueError, match="total_steps"):
+        sched.load_state_dict(dict(sched.state_dict(), last_epoch=100))  # past the end
+    assert (sched.last_epoch, sched.get_last_lr(),
+            dict(opt.param_groups[0], params=None)) == before
+
+
 def clip(first):
     p = [nn.Parameter(wick.ones(2)), nn.Parameter(wick.ones(2))]
     p[0].grad = wick.tensor(first)

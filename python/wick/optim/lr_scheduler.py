@@ -57,7 +57,8 @@ class LRScheduler:
                 raise KeyError(f"[{name}] the state dict has no '{key}'")
         self.optimizer._sync()
         self._cpp.load_state_dict({
-            "last_epoch": _C.tensor(state_dict["last_epoch"], dtype=_C.int64),
+            # float64, so that the C++ check sees 1.5 as 1.5, not as a truncated 1
+            "last_epoch": _C.tensor(state_dict["last_epoch"], dtype=_C.float64),
             "base_lrs": _C.tensor(state_dict["base_lrs"], dtype=_C.float64)})
         self._pull()
 

@@ -93,6 +93,12 @@ def _scheduler_load(edit):
     sched.load_state_dict(sd)
 
 
+def _onecycle_load_past_end():
+    _, opt = _stepped(optim.SGD, momentum=0.9)
+    sched = lr_scheduler.OneCycleLR(opt, 1.0, total_steps=10)
+    sched.load_state_dict(dict(sched.state_dict(), last_epoch=100))
+
+
 def _scaler_load(key, value):
     scaler = GradScaler()
     sd = scaler.state_dict()
@@ -341,6 +347,11 @@ CASES = [
     Bad("scheduler-load-base-lr-nan",
         lambda: _scheduler_load(lambda sd: sd.__setitem__("base_lrs", [math.nan])), ValueError,
         "LRScheduler", ["nan"]),
+    Bad("scheduler-load-fractional-epoch",
+        lambda: _scheduler_load(lambda sd: sd.__setitem__("last_epoch", 1.5)), ValueError,
+        "LRScheduler", ["1.5"]),
+    Bad("onecycle-load-past-total-steps", lambda: _onecycle_load_past_end(), ValueError,
+        "OneCycleLR", ["total_steps is 10"]),
     Bad("scheduler-load-missing-key", lambda: _scheduler_load(lambda sd: sd.pop("base_lrs")),
         KeyError, "StepLR.load_state_dict", ["base_lrs"]),
     # ---- clip_grad_norm_ ----
