@@ -234,6 +234,16 @@ TEST_F(SafetensorsTest, HugeHeaderLengthsRaiseBeforeAllocating) {
   expect_load_error(file, "header length 9 runs past the end of the file (8 bytes follow");
 }
 
+TEST(EscapeNonUtf8, KeepsValidUtf8AndEscapesEveryOtherByte) {
+  EXPECT_EQ(escape_non_utf8("plain ascii"), "plain ascii");
+  EXPECT_EQ(escape_non_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // 2-, 3- and 4-byte sequences
+  EXPECT_EQ(escape_non_utf8("a\xff" "b"), "a\\xffb");
+  EXPECT_EQ(escape_non_utf8("\xc3"), "\\xc3");                    // a sequence cut short
+  EXPECT_EQ(escape_non_utf8("\xc0\xaf"), "\\xc0\\xaf");           // an overlong '/'
+  EXPECT_EQ(escape_non_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+}
+
 struct BadHeader {
   std::string header;
   std::string fragment;
@@ -252,6 +262,8 @@ TEST_F(SafetensorsTest, MalformedHeadersRaiseClearErrors) {
       {"{} trailing", "header is not valid JSON"},
       {"{/* comment */}", "header is not valid JSON"},
       {std::string("{\"\xff\": 1}"), "header is not valid JSON"},  // not UTF-8
+      // ... and the byte is quoted escaped, so the message survives the trip to Python.
+      {std::string("{\"a\xfe\": 1}"), "last read: '\"a\\xfe'"},
       {std::string("{}\0\0\0", 5), "header is not valid JSON: it holds a NUL byte at offset 2"},
       {std::string("{\"a\0\": 1}", 9), "holds a NUL byte"},
       {R"({"x": 1})", "entry 'x' is not an object"},
