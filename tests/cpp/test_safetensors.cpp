@@ -238,7 +238,9 @@ TEST(EscapeNonUtf8, KeepsValidUtf8AndEscapesEveryOtherByte) {
   EXPECT_EQ(escape_non_utf8("plain ascii"), "plain ascii");
   EXPECT_EQ(escape_non_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
             "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // 2-, 3- and 4-byte sequences
-  EXPECT_EQ(escape_non_utf8("a\xff" "b"), "a\\xffb");
+  EXPECT_EQ(escape_non_utf8("a\xff"
+                            "b"),
+            "a\\xffb");
   EXPECT_EQ(escape_non_utf8("\xc3"), "\\xc3");                    // a sequence cut short
   EXPECT_EQ(escape_non_utf8("\xc0\xaf"), "\\xc0\\xaf");           // an overlong '/'
   EXPECT_EQ(escape_non_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
