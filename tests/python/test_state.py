@@ -189,3 +189,18 @@ def test_train_mnist_py_refuses_an_empty_dataset(tmp_path):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "has 0 examples, which make no batch" in lines[0], run.stderr
     assert "nan" not in run.stdout
+
+
+@pytest.mark.parametrize("case", ["missing", "not-a-checkpoint", "directory"])
+def test_train_mnist_py_refuses_a_bad_checkpoint(tmp_path, case):
+    path = {"missing": tmp_path / "nope.pt", "directory": tmp_path,
+            "not-a-checkpoint": tmp_path / "other.pt"}[case]
+    if case == "not-a-checkpoint":
+        wick.save({"weights": wick.ones(2)}, path)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "train_mnist.py"),
+                          "--resume", str(path), "--epochs", "1", "--model", "mlp"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[train_mnist] cannot resume from"), run.stderr
