@@ -43,10 +43,18 @@ Tensor Tensor::grad() const {
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
+  // PyTorch's rule and exception type (RuntimeError): a gradient must match its tensor in
+  // dtype, shape and device, or an optimizer would walk the two in lockstep over different
+  // element types or counts (Note [optimizer state agreement] in nn/optim.cpp).
   if (grad.defined()) {
-    check_value(grad.shape() == shape(), "set_grad", "gradient of shape ", grad.shape(),
+    check_state(grad.dtype() == dtype(), "set_grad",
+                "assigned grad has data of a different type: ", grad.dtype(),
+                " assigned to a tensor of ", dtype());
+    check_state(grad.shape() == shape(), "set_grad",
+                "assigned grad has data of a different size: ", grad.shape(),
                 " assigned to a tensor of shape ", shape());
-    check_value(grad.device() == device(), "set_grad", "gradient on ", grad.device(),
+    check_state(grad.device() == device(), "set_grad",
+                "assigned grad is on a different device: ", grad.device(),
                 " assigned to a tensor on ", device());
   }
   autograd_meta(*this).grad = grad;

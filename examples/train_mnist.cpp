@@ -290,6 +290,12 @@ int main(int argc, char** argv) try {
   test_options.shuffle = false;
   test_options.batch_size = 500;
   data::DataLoader test_loader(test_set, test_options);
+  examples::require_batches("train_mnist", "the training set in " + flags.str("data"),
+                            static_cast<int64_t>(train_set->size()), batch_size,
+                            static_cast<int64_t>(train_loader.size()));
+  examples::require_batches("train_mnist", "the test set in " + flags.str("data"),
+                            static_cast<int64_t>(test_set->size()), test_options.batch_size,
+                            static_cast<int64_t>(test_loader.size()));
 
   Precision precision;
   const std::string amp_mode = flags.str("amp");

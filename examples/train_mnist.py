@@ -155,6 +155,28 @@ def evaluate(model, loader, device):
     return {"loss": loss_sum / seen, "accuracy": correct / seen}
 
 
+def resume(path, model, optimizer):
+    """Loads a checkpoint written by --save into model and optimizer, or exits 2 with one line
+    saying why it cannot (a missing or corrupt file, another model, a damaged optimizer state)."""
+    try:
+        checkpoint = wick.load(path)
+        keys = ("model", "optimizer", "epoch")
+        missing = [k for k in keys if not isinstance(checkpoint, dict) or k not in checkpoint]
+        if missing:
+            raise ValueError(f"not a train_mnist checkpoint: it has no {', '.join(missing)}")
+        epoch = checkpoint["epoch"]
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"its epoch is {epoch!r}, not an integer >= 0")
+        # Both are checked whole before either changes anything (all or nothing).
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as e:
+        message = " ".join(str(e).split())  # one line
+        print(f"[train_mnist] cannot resume from {path}: {message}", file=sys.stderr)
+        sys.exit(2)
+    return checkpoint
+
+
 def main():
     parser = argparse.ArgumentParser(description="Train an MLP or a CNN on MNIST digits with "
                                                  "wick, from Python.")
@@ -217,9 +239,7 @@ def main():
     optimizer = make_optimizer(args.optimizer, model, args.lr)
     first_epoch = 1
     if args.resume:
-        checkpoint = wick.load(args.resume)
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
+        checkpoint = resume(args.resume, model, optimizer)
         first_epoch = checkpoint["epoch"] + 1
         say(f"resumed from {args.resume} after epoch {checkpoint['epoch']}")
 
@@ -232,6 +252,15 @@ def main():
                               sampler=sampler, num_workers=args.workers,
                               pin_memory=device.type == "cuda")
     test_loader = DataLoader(test_set, batch_size=500, num_workers=args.workers)
+    # An empty dataset (or one smaller than a drop_last batch) yields no batch: refuse it with
+    # one line and exit status 2, rather than dividing by zero and printing -nan%.
+    for what, dataset, loader in (("training", train_set, train_loader),
+                                  ("test", test_set, test_loader)):
+        if len(loader) == 0:
+            print(f"[train_mnist] the {what} set in {args.data} has {len(dataset)} examples, "
+                  f"which make no batch of {loader.batch_size}; there is nothing to train on or "
+                  f"evaluate", file=sys.stderr)
+            sys.exit(2)
 
     parameters = sum(p.numel() for p in model.parameters())
     say(f"{model}\n{parameters} parameters; {len(train_set)} training and {len(test_set)} "

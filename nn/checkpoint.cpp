@@ -82,6 +82,8 @@ TrainingState load_checkpoint(const std::string& path, Module& model, optim::Opt
   TrainingState state;
   state.epoch = parse_int(path, file.metadata, "epoch");
   state.global_step = parse_int(path, file.metadata, "global_step");
+  check_value(state.epoch >= 0 && state.global_step >= 0, "load_checkpoint", path, ": epoch ",
+              state.epoch, " and global_step ", state.global_step, " must not be negative");
   for (const auto& [key, value] : file.metadata) {
     if (key != "format" && key != "epoch" && key != "global_step") state.info[key] = value;
   }
@@ -92,16 +94,31 @@ TrainingState load_checkpoint(const std::string& path, Module& model, optim::Opt
   auto seed = file.tensors.find("rng.seed"), offset = file.tensors.find("rng.offset");
   check_value(seed != file.tensors.end() && offset != file.tensors.end(), "load_checkpoint", path,
               ": the random generator's state is missing");
+  for (auto rng : {seed, offset}) {
+    check_value(rng->second.dtype() == kInt64 && rng->second.numel() == 1, "load_checkpoint", path,
+                ": '", rng->first, "' must be one int64; it is ", rng->second.dtype(), " of shape ",
+                rng->second.shape());
+  }
   check_value(scheduler == nullptr || !scheduler_state.empty(), "load_checkpoint", path,
               ": a scheduler was given but the checkpoint has no scheduler state");
 
-  // Check the model first (the optimizer validates before applying on its own), so that a
-  // checkpoint of another model leaves everything as it was.
-  model.check_state_dict(model_state);
+  // Every part is checked against the object it restores into before any of them changes, so
+  // that a checkpoint of another model, or one with a missing or out-of-range entry, leaves
+  // everything as it was (all or nothing).
+  try {
+    model.check_state_dict(model_state);
+    optimizer.check_state_dict(optimizer_state);
+    if (scheduler != nullptr) scheduler->check_state_dict(scheduler_state);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(error_message("load_checkpoint", path, ": ", e.what()));
+  } catch (const TypeError& e) {
+    throw TypeError(error_message("load_checkpoint", path, ": ", e.what()));
+  }
   optimizer.load_state_dict(optimizer_state);
   model.load_state_dict(model_state);
   if (scheduler != nullptr) scheduler->load_state_dict(scheduler_state);
-  default_generator().set_state({u64_value(seed->second), u64_value(offset->second)});
+  default_generator().set_state(
+      {u64_value(seed->second.reshape({})), u64_value(offset->second.reshape({}))});
   return state;
 }
 

@@ -28,11 +28,15 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     }
   }
   if (!std::isinf(norm_type)) total = std::pow(total, 1.0 / norm_type);
-  check_value(!error_if_nonfinite || std::isfinite(total), "clip_grad_norm_",
-              "the total norm of the gradients is ", total,
-              ", so they cannot be clipped; set error_if_nonfinite=false to clip anyway");
+  check_state(!error_if_nonfinite || std::isfinite(total), "clip_grad_norm_",
+              "the total norm of order ", norm_type, " of the gradients is ", total,
+              ", so they cannot be clipped; set error_if_nonfinite=False to scale them by the "
+              "non-finite norm anyway");
+  // PyTorch's rule: every gradient is scaled by the same min(coefficient, 1). A NaN total gives
+  // a NaN coefficient and an infinite one gives 0, and both still reach every gradient (NaN
+  // fails `coefficient < 1`, which once left all gradients unscaled beside a NaN one).
   double coefficient = max_norm / (total + 1e-6);
-  if (coefficient < 1.0) {
+  if (!(coefficient >= 1.0)) {
     for (Tensor& g : grads) g.mul_(coefficient);
   }
   return scalar_tensor(total, grads.front().dtype());

@@ -7,15 +7,25 @@
 
 namespace wick::amp {
 
+namespace {
+
+// The ranges of the constructor, shared with load_state_dict so a saved state cannot bring back
+// what the constructor refuses. `op` names the caller.
+void check_options(const char* op, const GradScalerOptions& o, double scale) {
+  check_value(scale > 0 && std::isfinite(scale), op, "scale must be positive and finite; got ",
+              scale);
+  check_value(o.growth_factor > 1.0 && std::isfinite(o.growth_factor), op,
+              "growth_factor must be > 1 and finite; got ", o.growth_factor);
+  check_value(o.backoff_factor > 0.0 && o.backoff_factor < 1.0, op,
+              "backoff_factor must be in (0, 1); got ", o.backoff_factor);
+  check_value(o.growth_interval > 0, op, "growth_interval must be positive; got ",
+              o.growth_interval);
+}
+
+}  // namespace
+
 GradScaler::GradScaler(GradScalerOptions options) : options_(options), scale_(options.init_scale) {
-  check_value(options.init_scale > 0 && std::isfinite(options.init_scale), "GradScaler",
-              "init_scale must be positive and finite; got ", options.init_scale);
-  check_value(options.growth_factor > 1.0, "GradScaler", "growth_factor must be > 1; got ",
-              options.growth_factor);
-  check_value(options.backoff_factor > 0.0 && options.backoff_factor < 1.0, "GradScaler",
-              "backoff_factor must be in (0, 1); got ", options.backoff_factor);
-  check_value(options.growth_interval > 0, "GradScaler", "growth_interval must be positive; got ",
-              options.growth_interval);
+  check_options("GradScaler", options, options.init_scale);
 }
 
 Tensor GradScaler::scale(const Tensor& loss) const {
@@ -90,15 +100,35 @@ StateDict GradScaler::state_dict() const {
 }
 
 void GradScaler::load_state_dict(const StateDict& state) {
-  for (const char* key :
-       {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}) {
-    check_value(state.count(key) > 0, "GradScaler.load_state_dict", "missing entry '", key, "'");
-  }
-  scale_ = state.at("scale").item<double>();
-  options_.growth_factor = state.at("growth_factor").item<double>();
-  options_.backoff_factor = state.at("backoff_factor").item<double>();
-  options_.growth_interval = state.at("growth_interval").item<int64_t>();
-  growth_tracker_ = state.at("_growth_tracker").item<int64_t>();
+  constexpr const char* op = "GradScaler.load_state_dict";
+  // Read and check every entry before changing anything.
+  auto number = [&](const char* key) {
+    auto it = state.find(key);
+    check_value(it != state.end(), op, "missing entry '", key, "'");
+    check_value(it->second.defined() && it->second.numel() == 1, op, "entry '", key,
+                "' must hold one number");
+    return it->second.to(kCPU, kFloat64).reshape({}).item<double>();
+  };
+  auto integer = [&](const char* key) {
+    double v = number(key);
+    check_value(v == std::floor(v) && std::abs(v) < 9.2e18, op, "entry '", key,
+                "' must be an integer; got ", v);
+    return static_cast<int64_t>(v);
+  };
+  GradScalerOptions options = options_;
+  double scale = number("scale");
+  options.growth_factor = number("growth_factor");
+  options.backoff_factor = number("backoff_factor");
+  options.growth_interval = integer("growth_interval");
+  int64_t tracker = integer("_growth_tracker");
+  check_options(op, options, scale);
+  check_value(tracker >= 0 && tracker < options.growth_interval, op,
+              "_growth_tracker must be in "
+              "[0, growth_interval); got ",
+              tracker);
+  options_ = options;
+  scale_ = scale;
+  growth_tracker_ = tracker;
 }
 
 }  // namespace wick::amp

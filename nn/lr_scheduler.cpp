@@ -29,16 +29,48 @@ StateDict LRScheduler::state_dict() const {
   return {{"last_epoch", scalar_tensor(last_epoch_)}, {"base_lrs", tensor(base_lrs_)}};
 }
 
-void LRScheduler::load_state_dict(const StateDict& state) {
+void LRScheduler::check_state_dict(const StateDict& state) const {
   auto epoch = state.find("last_epoch"), bases = state.find("base_lrs");
   check_value(epoch != state.end() && bases != state.end(), "LRScheduler",
               "load_state_dict: expected 'last_epoch' and 'base_lrs'");
-  check_value(bases->second.numel() == static_cast<int64_t>(base_lrs_.size()), "LRScheduler",
-              "load_state_dict: ", bases->second.numel(), " base rates for ", base_lrs_.size(),
+  check_value(epoch->second.defined() && epoch->second.numel() == 1, "LRScheduler",
+              "load_state_dict: 'last_epoch' must hold one number");
+  double last = epoch->second.to(kCPU, kFloat64).reshape({}).item<double>();
+  check_value(last >= 0 && last == std::floor(last) && last < 9.2e18, "LRScheduler",
+              "load_state_dict: 'last_epoch' must be an integer >= 0; got ", last);
+  check_value(bases->second.defined() && bases->second.dim() == 1 &&
+                  bases->second.numel() == static_cast<int64_t>(base_lrs_.size()),
+              "LRScheduler", "load_state_dict: 'base_lrs' of shape ",
+              bases->second.defined() ? bases->second.shape() : Shape{}, " for ", base_lrs_.size(),
               " parameter groups");
-  base_lrs_ = bases->second.to_vector<double>();
-  last_epoch_ = epoch->second.item<int64_t>() - 1;
-  step();  // re-derives the optimizer's current rates from the restored position
+  for (double lr : bases->second.to(kCPU, kFloat64).to_vector<double>()) {
+    check_value(std::isfinite(lr) && lr >= 0, "LRScheduler",
+                "load_state_dict: invalid base learning rate ", lr,
+                " (it must be a finite number >= 0)");
+  }
+}
+
+void LRScheduler::load_state_dict(const StateDict& state) {
+  check_state_dict(state);  // all of it, before anything changes
+  // A schedule can still refuse the position itself (OneCycleLR past total_steps) once step()
+  // re-derives the rates; then everything it touched goes back as it was.
+  std::vector<double> old_bases = base_lrs_, old_last_lr = last_lr_;
+  int64_t old_epoch = last_epoch_;
+  std::vector<Options> old_options;
+  for (const ParamGroup& g : optimizer_.param_groups()) old_options.push_back(g.options);
+  base_lrs_ = state.at("base_lrs").to(kCPU, kFloat64).to_vector<double>();
+  last_epoch_ = static_cast<int64_t>(state.at("last_epoch").to(kCPU, kFloat64).item<double>()) - 1;
+  try {
+    step();  // re-derives the optimizer's current rates from the restored position
+  } catch (...) {
+    base_lrs_ = std::move(old_bases);
+    last_lr_ = std::move(old_last_lr);
+    last_epoch_ = old_epoch;
+    for (size_t g = 0; g < old_options.size(); ++g) {
+      optimizer_.param_groups()[g].options = std::move(old_options[g]);
+    }
+    throw;
+  }
 }
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)

@@ -18,7 +18,10 @@ class LRScheduler {
   int64_t last_epoch() const { return last_epoch_; }
   // "last_epoch" and "base_lrs" (as tensors) - enough to resume exactly.
   StateDict state_dict() const;
+  // Checks the whole state dict first (a last_epoch >= 0, one finite base rate >= 0 per group),
+  // so a bad one throws std::invalid_argument and changes nothing.
   void load_state_dict(const StateDict& state);
+  void check_state_dict(const StateDict& state) const;
 
  protected:
   explicit LRScheduler(Optimizer& optimizer);

@@ -147,36 +147,45 @@ StateDict Module::state_dict() const {
   return out;
 }
 
+// PyTorch's rule: every problem is collected and reported in one error - missing and unexpected
+// keys (with strict), and size mismatches and undefined entries (always) - so a user fixing a
+// checkpoint sees all of it at once, and nothing is loaded unless everything fits.
 Module::LoadResult Module::check_state_dict(const StateDict& state, bool strict) const {
   LoadResult result;
+  std::vector<std::string> problems;
   std::set<std::string> known;
   for (auto& [name, t] : state_dict()) {
     known.insert(name);
     auto it = state.find(name);
     if (it == state.end()) {
       result.missing.push_back(name);
-      continue;
+    } else if (!it->second.defined()) {
+      problems.push_back("entry '" + name + "' is undefined");
+    } else if (it->second.shape() != t.shape()) {
+      std::ostringstream os;
+      os << "size mismatch for " << name << ": the checkpoint has shape " << it->second.shape()
+         << ", the model has shape " << t.shape();
+      problems.push_back(os.str());
     }
-    check_value(it->second.defined(), "load_state_dict", "entry '", name, "' is undefined");
-    check_value(it->second.shape() == t.shape(), "load_state_dict", "size mismatch for ", name,
-                ": the checkpoint has shape ", it->second.shape(), ", the model has shape ",
-                t.shape());
   }
   for (auto& [name, t] : state) {
     if (!known.count(name)) result.unexpected.push_back(name);
   }
-  if (strict && (!result.missing.empty() || !result.unexpected.empty())) {
+  auto list = [](const char* what, const std::vector<std::string>& keys) {
+    std::string s = what;
+    for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", '" : " '") + keys[i] + "'";
+    return s;
+  };
+  if (strict && !result.unexpected.empty()) {
+    problems.insert(problems.begin(), list("unexpected keys:", result.unexpected));
+  }
+  if (strict && !result.missing.empty()) {
+    problems.insert(problems.begin(), list("missing keys:", result.missing));
+  }
+  if (!problems.empty()) {
     std::ostringstream os;
-    os << "error loading the state dict of " << type_name_ << ":";
-    if (!result.missing.empty()) {
-      os << " missing keys:";
-      for (auto& k : result.missing) os << " '" << k << "'";
-      os << ';';
-    }
-    if (!result.unexpected.empty()) {
-      os << " unexpected keys:";
-      for (auto& k : result.unexpected) os << " '" << k << "'";
-    }
+    os << "error(s) loading the state dict of " << type_name_ << ":";
+    for (size_t i = 0; i < problems.size(); ++i) os << (i ? "; " : " ") << problems[i];
     throw std::invalid_argument(error_message("load_state_dict", os.str()));
   }
   return result;

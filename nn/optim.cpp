@@ -1,5 +1,6 @@
 #include "nn/optim.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -9,8 +10,13 @@
 
 namespace wick::optim {
 
-Optimizer::Optimizer(const char* name, std::vector<ParamGroup> groups, Options defaults)
-    : name_(name), defaults_(std::move(defaults)) {
+Optimizer::Optimizer(const char* name, std::vector<ParamGroup> groups, Options defaults,
+                     OptionCheck check_options, std::vector<StateField> fields)
+    : name_(name),
+      defaults_(std::move(defaults)),
+      check_options_(check_options),
+      fields_(std::move(fields)) {
+  check_options_(name_, "", defaults_);
   check_value(!groups.empty(), name_, "got an empty list of parameter groups");
   for (ParamGroup& g : groups) add_param_group(std::move(g));
 }
@@ -35,6 +41,7 @@ void Optimizer::add_param_group(ParamGroup group) {
     check_value(defaults_.count(key) > 0, name_, "unknown option '", key, "' in a parameter group");
   }
   for (const auto& [key, value] : defaults_) group.options.emplace(key, value);
+  check_options_(name_, "group " + std::to_string(groups_.size()) + ": ", group.options);
   groups_.push_back(std::move(group));
 }
 
@@ -60,6 +67,48 @@ double Optimizer::option(const ParamGroup& group, const std::string& key) const 
   return group.options.at(key);  // every group holds every default (add_param_group)
 }
 
+// Note [optimizer state agreement]
+// A parameter's gradient and state are separate tensors that the fused kernels walk in lockstep
+// with it, element by element. Anything that changes one of them alone - `p.data = bigger`,
+// a `.grad` assigned before the resize, a state dict of another model - would make the kernel
+// read or write past the end of the smaller one. So every step() checks, per parameter, that all
+// of them have the parameter's shape, dtype and device, and that the state is complete. These are
+// a few comparisons per parameter, against kernels that touch every element.
+void Optimizer::check_step() const {
+  size_t index = 0;
+  for (const ParamGroup& g : groups_) {
+    for (const Tensor& p : g.params) {
+      Tensor grad = p.grad();
+      if (grad.defined()) check_step(index, p, grad);
+      ++index;
+    }
+  }
+}
+
+void Optimizer::check_step(size_t index, const Tensor& param, const Tensor& grad) const {
+  check_state(grad.shape() == param.shape(), name_, "step: parameter ", index, " has shape ",
+              param.shape(), " but its gradient has shape ", grad.shape());
+  check_state(grad.dtype() == param.dtype(), name_, "step: parameter ", index, " is ",
+              param.dtype(), " but its gradient is ", grad.dtype());
+  check_state(grad.device() == param.device(), name_, "step: parameter ", index, " is on ",
+              param.device(), " but its gradient is on ", grad.device());
+  auto it = state_.find(param.impl());
+  if (it == state_.end() || it->second.empty()) return;
+  for (const StateField& f : fields_) {
+    auto entry = it->second.find(f.name);
+    check_state(entry != it->second.end(), name_, "step: the state of parameter ", index,
+                " has no '", f.name, "'");
+    if (f.scalar) continue;
+    const Tensor& t = entry->second;
+    check_state(t.shape() == param.shape(), name_, "step: parameter ", index, " has shape ",
+                param.shape(), " but its state '", f.name, "' has shape ", t.shape(),
+                " (was the parameter resized after the optimizer saw it?)");
+    check_state(t.dtype() == param.dtype() && t.device() == param.device(), name_,
+                "step: parameter ", index, " is ", param.dtype(), " on ", param.device(),
+                " but its state '", f.name, "' is ", t.dtype(), " on ", t.device());
+  }
+}
+
 StateDict Optimizer::state_dict() const {
   StateDict out;
   int64_t index = 0;
@@ -83,79 +132,145 @@ StateDict Optimizer::state_dict() const {
   return out;
 }
 
-void Optimizer::load_state_dict(const StateDict& state) {
-  // Validate first, then apply, so a bad state dict leaves the optimizer as it was.
+// What a state dict restores, fully checked: the state per parameter and each group's options.
+struct Optimizer::Loaded {
+  std::unordered_map<const TensorImpl*, std::map<std::string, Tensor>> state;
+  std::vector<Options> options;
+};
+
+Optimizer::Loaded Optimizer::parse_state_dict(const StateDict& state) const {
+  const std::string op = "load_state_dict: ";
   std::vector<const Tensor*> params;
-  for (ParamGroup& g : groups_) {
+  for (const ParamGroup& g : groups_) {
     for (const Tensor& p : g.params) params.push_back(&p);
   }
+  Loaded loaded;
   for (size_t g = 0; g < groups_.size(); ++g) {
     auto it = state.find("param_groups." + std::to_string(g) + ".params");
-    check_value(it != state.end(), name_, "load_state_dict: the state dict has no group ", g);
-    check_value(it->second.numel() == static_cast<int64_t>(groups_[g].params.size()), name_,
-                "load_state_dict: group ", g, " has ", groups_[g].params.size(),
-                " parameters but the state dict has ", it->second.numel());
+    check_value(it != state.end(), name_, op, "the state dict has no group ", g,
+                " (the optimizer has ", groups_.size(), ")");
+    check_value(it->second.defined() &&
+                    it->second.numel() == static_cast<int64_t>(groups_[g].params.size()),
+                name_, op, "group ", g, " has ", groups_[g].params.size(),
+                " parameters but the state dict has ",
+                it->second.defined() ? it->second.numel() : 0);
+    loaded.options.push_back(groups_[g].options);
   }
-  check_value(!state.count("param_groups." + std::to_string(groups_.size()) + ".params"), name_,
-              "load_state_dict: the state dict has more parameter groups than the optimizer (",
-              groups_.size(), ")");
-  std::unordered_map<const TensorImpl*, std::map<std::string, Tensor>> restored;
-  std::vector<std::pair<size_t, std::pair<std::string, double>>> options;
+  std::map<size_t, std::map<std::string, Tensor>> by_index;
   for (const auto& [key, t] : state) {
-    check_value(t.defined(), name_, "load_state_dict: entry '", key, "' is undefined");
+    check_value(t.defined(), name_, op, "entry '", key, "' is undefined");
     size_t dot1 = key.find('.'), dot2 = key.find('.', dot1 + 1);
-    check_value(dot1 != std::string::npos && dot2 != std::string::npos, name_,
-                "load_state_dict: unexpected key '", key, "'");
+    check_value(dot1 != std::string::npos && dot2 != std::string::npos, name_, op,
+                "unexpected key '", key, "'");
     std::string kind = key.substr(0, dot1), field = key.substr(dot2 + 1);
     std::string number = key.substr(dot1 + 1, dot2 - dot1 - 1);
     check_value(!number.empty() && number.size() < 10 &&
                     number.find_first_not_of("0123456789") == std::string::npos,
-                name_, "load_state_dict: unexpected key '", key, "'");
+                name_, op, "unexpected key '", key, "'");
     size_t index = std::stoul(number);
     if (kind == "state") {
-      check_value(index < params.size(), name_, "load_state_dict: state for parameter ", index,
-                  " but the optimizer has ", params.size());
+      check_value(index < params.size(), name_, op, "state for parameter ", index,
+                  " but the optimizer has ", params.size(), " parameters");
+      auto known = std::find_if(fields_.begin(), fields_.end(),
+                                [&](const StateField& f) { return f.name == field; });
+      check_value(known != fields_.end(), name_, op, "unknown state entry '", key, "'");
       const Tensor& p = *params[index];
-      check_value(t.dim() == 0 || t.shape() == p.shape(), name_, "load_state_dict: '", key,
-                  "' has shape ", t.shape(), " but the parameter has shape ", p.shape());
-      restored[p.impl()][field] = t.to(p.device(), t.dim() == 0 ? t.dtype() : p.dtype()).clone();
+      if (known->scalar) {
+        check_value(t.numel() == 1, name_, op, "'", key, "' must hold one number; it has shape ",
+                    t.shape());
+        double v = t.to(kCPU, kFloat64).reshape({}).item<double>();
+        check_value(std::isfinite(v) && v >= 0 && v == std::floor(v) && v < 9.007199254740992e15,
+                    name_, op, "'", key, "' is ", v, "; a step count is an integer >= 0");
+        by_index[index][field] = scalar_tensor(v, kFloat64);
+      } else {
+        check_value(t.shape() == p.shape(), name_, op, "'", key, "' has shape ", t.shape(),
+                    " but parameter ", index, " has shape ", p.shape());
+        check_type(is_floating(t.dtype()), name_, op, "'", key, "' is ", t.dtype(),
+                   "; optimizer state is floating point");
+        by_index[index][field] = t.to(p.device(), p.dtype()).clone();
+      }
     } else if (kind == "param_groups" && field != "params") {
-      check_value(defaults_.count(field) > 0, name_, "load_state_dict: unknown option '", field,
-                  "'");
-      options.push_back({index, {field, t.item<double>()}});
+      check_value(index < groups_.size(), name_, op, "options for group ", index,
+                  " but the optimizer has ", groups_.size(), " groups");
+      check_value(defaults_.count(field) > 0, name_, op, "unknown option '", field, "'");
+      check_value(t.numel() == 1, name_, op, "option '", key,
+                  "' must hold one number; it has shape ", t.shape());
+      loaded.options[index][field] = t.to(kCPU, kFloat64).reshape({}).item<double>();
     } else {
-      check_value(kind == "param_groups", name_, "load_state_dict: unexpected key '", key, "'");
+      check_value(kind == "param_groups" && index < groups_.size(), name_, op, "unexpected key '",
+                  key, "'");
     }
   }
-  state_ = std::move(restored);
-  for (auto& [g, option] : options) groups_[g].options[option.first] = option.second;
+  for (size_t g = 0; g < loaded.options.size(); ++g) {
+    check_options_(name_, op + "group " + std::to_string(g) + ": ", loaded.options[g]);
+  }
+  // A parameter's state is all there or absent: a step with half of it would read memory the
+  // missing entry never had (Note [optimizer state agreement]).
+  for (auto& [index, entries] : by_index) {
+    for (const StateField& f : fields_) {
+      check_value(entries.count(f.name) > 0, name_, op, "the state of parameter ", index,
+                  " has no '", f.name, "' (it has ", entries.size(), " of the ", fields_.size(),
+                  " entries ", name_, " keeps)");
+    }
+    loaded.state[params[index]->impl()] = std::move(entries);
+  }
+  return loaded;
+}
+
+void Optimizer::check_state_dict(const StateDict& state) const { parse_state_dict(state); }
+
+void Optimizer::load_state_dict(const StateDict& state) {
+  // Everything is checked and converted first; only then is anything replaced.
+  Loaded loaded = parse_state_dict(state);
+  state_ = std::move(loaded.state);
+  for (size_t g = 0; g < groups_.size(); ++g) groups_[g].options = std::move(loaded.options[g]);
 }
 
 // ---- SGD ----
 
 namespace {
+
+// A finite number >= 0 (NaN fails every comparison, so it is refused too).
+void check_non_negative(const char* name, const std::string& where, const Options& o,
+                        const char* key, const char* what) {
+  double v = o.at(key);
+  check_value(std::isfinite(v) && v >= 0, name, where, "invalid ", what, " ", v,
+              " (it must be a finite number >= 0)");
+}
+
+void check_sgd_options(const char* name, const std::string& where, const Options& o) {
+  check_non_negative(name, where, o, "lr", "learning rate");
+  check_non_negative(name, where, o, "momentum", "momentum");
+  check_non_negative(name, where, o, "weight_decay", "weight_decay");
+  double dampening = o.at("dampening"), nesterov = o.at("nesterov");
+  check_value(std::isfinite(dampening), name, where, "invalid dampening ", dampening);
+  check_value(nesterov == 0 || nesterov == 1, name, where, "nesterov must be 0 or 1; got ",
+              nesterov);
+  check_value(nesterov == 0 || (o.at("momentum") > 0 && dampening == 0), name, where,
+              "Nesterov momentum needs momentum > 0 and zero dampening; got momentum ",
+              o.at("momentum"), " and dampening ", dampening);
+}
+
 Options sgd_defaults(const SGDOptions& o) {
-  check_value(o.lr >= 0, "SGD", "invalid learning rate ", o.lr);
-  check_value(o.momentum >= 0, "SGD", "invalid momentum ", o.momentum);
-  check_value(o.weight_decay >= 0, "SGD", "invalid weight_decay ", o.weight_decay);
-  check_value(!o.nesterov || (o.momentum > 0 && o.dampening == 0), "SGD",
-              "Nesterov momentum needs momentum > 0 and zero dampening");
   return {{"lr", o.lr},
           {"momentum", o.momentum},
           {"dampening", o.dampening},
           {"weight_decay", o.weight_decay},
           {"nesterov", o.nesterov ? 1.0 : 0.0}};
 }
+
 }  // namespace
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions options)
     : SGD(std::vector<ParamGroup>{{std::move(params), {}}}, options) {}
 
 SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
-    : Optimizer("SGD", std::move(groups), sgd_defaults(options)) {}
+    : Optimizer("SGD", std::move(groups), sgd_defaults(options), check_sgd_options,
+                {{"momentum_buffer", false}}) {}
 
 void SGD::step() {
   NoGradGuard no_grad;
+  check_step();  // all parameters first, so a mismatch leaves every one of them unchanged
   for (ParamGroup& group : param_groups()) {
     SgdStepParams p{
         option(group, "lr"),           option(group, "momentum"),      option(group, "dampening"),
@@ -179,22 +294,29 @@ void SGD::step() {
 // ---- Adam and AdamW ----
 
 namespace {
-Options adam_defaults(const char* name, const AdamOptions& o) {
-  check_value(o.lr >= 0, name, "invalid learning rate ", o.lr);
-  check_value(o.eps >= 0, name, "invalid epsilon ", o.eps);
-  check_value(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1, name,
-              "betas must be in [0, 1); got (", o.beta1, ", ", o.beta2, ")");
-  check_value(o.weight_decay >= 0, name, "invalid weight_decay ", o.weight_decay);
+
+void check_adam_options(const char* name, const std::string& where, const Options& o) {
+  check_non_negative(name, where, o, "lr", "learning rate");
+  check_non_negative(name, where, o, "eps", "epsilon");
+  check_non_negative(name, where, o, "weight_decay", "weight_decay");
+  double beta1 = o.at("beta1"), beta2 = o.at("beta2");
+  check_value(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, name, where,
+              "betas must be in [0, 1); got (", beta1, ", ", beta2, ")");
+}
+
+Options adam_defaults(const AdamOptions& o) {
   return {{"lr", o.lr},
           {"beta1", o.beta1},
           {"beta2", o.beta2},
           {"eps", o.eps},
           {"weight_decay", o.weight_decay}};
 }
+
 }  // namespace
 
 Adam::Adam(const char* name, std::vector<ParamGroup> groups, AdamOptions options, bool decoupled)
-    : Optimizer(name, std::move(groups), adam_defaults(name, options)),
+    : Optimizer(name, std::move(groups), adam_defaults(options), check_adam_options,
+                {{"step", true}, {"exp_avg", false}, {"exp_avg_sq", false}}),
       decoupled_weight_decay_(decoupled) {}
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions options)
@@ -211,6 +333,7 @@ AdamW::AdamW(std::vector<ParamGroup> groups, AdamOptions options)
 
 void Adam::step() {
   NoGradGuard no_grad;
+  check_step();  // all parameters first, so a mismatch leaves every one of them unchanged
   for (ParamGroup& group : param_groups()) {
     AdamStepParams p{option(group, "lr"),
                      option(group, "beta1"),

@@ -20,6 +20,20 @@ namespace wick::optim {
 
 using Options = std::map<std::string, double>;
 
+// Checks a complete set of options (every default present) against the ranges the optimizer
+// accepts; `where` says whose options they are ("" for the constructor's, "group 1: ",
+// "load_state_dict: group 0: "). One function per optimizer serves its constructor,
+// add_param_group and load_state_dict, so a value refused by one is refused by all.
+using OptionCheck = void (*)(const char* optimizer, const std::string& where, const Options&);
+
+// One entry of the per-parameter state: its name, and whether it is a 0-d float64 counter
+// ("step") rather than a tensor of the parameter's shape and dtype. An optimizer's entries exist
+// all together or not at all.
+struct StateField {
+  std::string name;
+  bool scalar;
+};
+
 struct ParamGroup {
   std::vector<Tensor> params;
   Options options;  // may override any default; filled in from the defaults when added
@@ -31,7 +45,9 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  // Updates every parameter that has a gradient, from that gradient.
+  // Updates every parameter that has a gradient, from that gradient. Throws std::runtime_error,
+  // changing nothing more, when a parameter, its gradient and its state disagree in shape, dtype
+  // or device (a parameter resized through .data after the optimizer saw it).
   virtual void step() = 0;
   void zero_grad(bool set_to_none = true);
   void add_param_group(ParamGroup group);
@@ -43,18 +59,34 @@ class Optimizer {
   // "param_groups.<g>.<option>" as 0-d float64 tensors, "param_groups.<g>.params" as int64.
   StateDict state_dict() const;
   // Restores state and options saved by an optimizer of the same type over parameters of the
-  // same shapes, in the same group structure.
+  // same shapes, in the same group structure. The whole state dict is checked first (group
+  // count and sizes, option ranges, every state entry present with the parameter's shape), so
+  // a bad one throws std::invalid_argument and leaves the optimizer exactly as it was.
   void load_state_dict(const StateDict& state);
+  // The checks of load_state_dict without the load (checkpoint resume checks every part first).
+  void check_state_dict(const StateDict& state) const;
+  const char* name() const { return name_; }
 
  protected:
-  Optimizer(const char* name, std::vector<ParamGroup> groups, Options defaults);
+  Optimizer(const char* name, std::vector<ParamGroup> groups, Options defaults,
+            OptionCheck check_options, std::vector<StateField> fields);
   // Per-parameter state by name, created empty on first use.
   std::map<std::string, Tensor>& state_of(const Tensor& param);
   double option(const ParamGroup& group, const std::string& key) const;
+  // Checks, before an update, that every parameter with a gradient, that gradient and its state
+  // (if any) agree in shape, dtype and device, and that the state is complete; errors name the
+  // parameter by its index across groups.
+  void check_step() const;
 
  private:
+  struct Loaded;
+  void check_step(size_t index, const Tensor& param, const Tensor& grad) const;
+  Loaded parse_state_dict(const StateDict& state) const;
+
   const char* name_;
   Options defaults_;
+  OptionCheck check_options_;
+  std::vector<StateField> fields_;
   std::vector<ParamGroup> groups_;
   std::unordered_map<const TensorImpl*, std::map<std::string, Tensor>> state_;
 };

@@ -78,14 +78,16 @@ std::string snippet(const json& value) {
 // Errors that are the file's fault (std::invalid_argument), and those of the operating system.
 template <class... Parts>
 [[noreturn]] void bad_file(const std::string& path, const Parts&... parts) {
-  throw std::invalid_argument(error_message(kLoad, path, ": ", parts...));
+  throw std::invalid_argument(escape_non_utf8(error_message(kLoad, path, ": ", parts...)));
 }
 
 // `err` is passed as errno, read before anything else can change it.
 template <class... Parts>
 [[noreturn]] void os_error(const char* op, const std::string& path, int err,
                            const Parts&... parts) {
-  throw std::runtime_error(error_message(op, path, ": ", parts..., ": ", std::strerror(err)));
+  throw FileError(
+      escape_non_utf8(error_message(op, path, ": ", parts..., ": ", std::strerror(err))), err,
+      path);
 }
 
 // A file descriptor, closed when it goes out of scope.
@@ -158,6 +160,11 @@ Tensor contiguous_cpu(const Tensor& t) {
 class TempFile {
  public:
   explicit TempFile(const std::string& target) : target_(target) {
+    // A directory cannot be replaced by a file; say so before leaving a temporary file beside it.
+    struct stat st {};
+    if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      os_error(kSave, target_, EISDIR, "cannot write");
+    }
     static std::atomic<uint64_t> counter{0};
     for (int attempt = 0; file_.fd < 0; ++attempt) {
       path_ = target + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
@@ -218,8 +225,9 @@ class InputFile {
     if (file_.fd < 0) os_error(kLoad, path, errno, "cannot open");
     struct stat st {};
     if (::fstat(file_.fd, &st) != 0) os_error(kLoad, path, errno, "cannot stat");
+    if (S_ISDIR(st.st_mode)) os_error(kLoad, path, EISDIR, "cannot read");
     if (!S_ISREG(st.st_mode)) {
-      throw std::runtime_error(error_message(kLoad, path, ": not a regular file"));
+      throw std::runtime_error(escape_non_utf8(error_message(kLoad, path, ": not a regular file")));
     }
     size_ = static_cast<uint64_t>(st.st_size);
   }
@@ -417,6 +425,49 @@ void check_coverage(const std::string& path, std::vector<const Entry*> entries,
 }
 
 }  // namespace
+
+std::string escape_non_utf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    unsigned char c = bytes[i];
+    // The length of the sequence `c` starts, and the smallest and largest second byte allowed
+    // (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool valid = len > 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; ++k) {
+      unsigned char b = bytes[i + k];
+      valid = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (valid) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    }
+  }
+  return out;
+}
 
 void save_safetensors(const std::string& path, const StateDict& tensors, const Metadata& metadata) {
   // Everything that can be checked is checked before a file is created.

@@ -12,9 +12,12 @@
 // wick reads and writes the dtypes it has: F64, F32, F16, BF16, I64, I32, U8 and BOOL. Files
 // written here load in Python with safetensors.torch.load_file, and files written there load here.
 //
-// Errors (every message starts "[save_safetensors] <path>: " or "[load_safetensors] <path>: "):
-//   std::runtime_error      the file system said no: a missing file, an unwritable directory, a
-//                           failed read, write, fsync or rename (the message carries strerror)
+// Errors (every message starts "[save_safetensors] <path>: " or "[load_safetensors] <path>: ";
+// bytes of the path or the file that are not UTF-8 are written as \xNN, never dropped):
+//   wick::FileError         the file system said no: a missing file, a directory, no permission,
+//                           a failed read, write, fsync or rename (it carries errno and the path,
+//                           and Python sees OSError's subclass for that errno: FileNotFoundError,
+//                           IsADirectoryError, PermissionError, ...)
 //   std::invalid_argument   the file is not a valid safetensors file (truncated, bad JSON, offsets
 //                           out of range, overlapping or leaving gaps, a shape that does not match
 //                           its bytes, a duplicate name, ...), or save was given an undefined
@@ -24,11 +27,31 @@
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "nn/state_dict.h"
 
 namespace wick {
+
+// An operating-system error on a file: errno and the path travel with the message, so the
+// Python binding can raise the OSError subclass Python itself would (python/bind_nn.cpp).
+class FileError : public std::runtime_error {
+ public:
+  FileError(const std::string& message, int error_number, std::string path)
+      : std::runtime_error(message), error_number_(error_number), path_(std::move(path)) {}
+  int error_number() const { return error_number_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  int error_number_;
+  std::string path_;
+};
+
+// `text` with every byte that is not part of a valid UTF-8 sequence written as \xNN, so that a
+// message quoting a corrupt file or an odd path survives the trip to Python (whose strings must
+// be UTF-8) instead of arriving empty.
+std::string escape_non_utf8(const std::string& text);
 
 // Writes `tensors` and `metadata` to `path`, replacing any file there only once the new one is
 // complete on disk (see Note [atomic checkpoint writes]). Tensors may live on any device and have

@@ -159,6 +159,31 @@ void bind_like(py::module_& m, const char* name) {
 
 }  // namespace
 
+// A seed as torch.Generator.manual_seed reads one: a Python int (or an object with __index__,
+// such as a NumPy integer) in [-2**63, 2**64), negatives wrapping to 2**64 + seed. A float, a
+// bool or a string is refused with PyTorch's RuntimeError instead of being truncated, so that
+// manual_seed(1.5) and manual_seed(1.7) cannot silently give the same random stream.
+static uint64_t seed_from(py::handle seed, const char* op) {
+  if (PyBool_Check(seed.ptr()) || !PyIndex_Check(seed.ptr())) {
+    std::string shown = py::repr(seed).cast<std::string>();
+    if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+    throw std::runtime_error(error_message(op, "expected an integer seed, but got ",
+                                           Py_TYPE(seed.ptr())->tp_name, " ", shown));
+  }
+  py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
+  if (!value) throw py::error_already_set();
+  int overflow = 0;
+  long long as_signed = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow == 0) return static_cast<uint64_t>(as_signed);  // negatives wrap, as in PyTorch
+  if (overflow > 0) {
+    unsigned long long as_unsigned = PyLong_AsUnsignedLongLong(value.ptr());
+    if (!PyErr_Occurred()) return as_unsigned;
+    PyErr_Clear();
+  }
+  throw std::runtime_error(error_message(op, "seed ", py::str(value).cast<std::string>(),
+                                         " is out of range: a seed is in [-2**63, 2**64)"));
+}
+
 void init_creation(py::module_& m) {
   // Note [numpy API at import]: pybind11 looks NumPy's C API up in a function-local static on
   // first use, importing numpy under that static's guard. If the first use happens on a
@@ -276,7 +301,8 @@ void init_creation(py::module_& m) {
 
   // ---- random state ----
   m.def(
-      "manual_seed", [](uint64_t seed) { manual_seed(seed); }, py::arg("seed"));
+      "manual_seed", [](py::object seed) { manual_seed(seed_from(seed, "manual_seed")); },
+      py::arg("seed"));
   m.def("initial_seed", []() { return default_generator().seed(); });
   m.def("get_rng_state", []() {
     PhiloxState s = default_generator().state();
@@ -285,7 +311,11 @@ void init_creation(py::module_& m) {
   m.def(
       "set_rng_state",
       [](py::tuple state) {
-        default_generator().set_state({state[0].cast<uint64_t>(), state[1].cast<uint64_t>()});
+        check_value(state.size() == 2, "set_rng_state",
+                    "expected the (seed, offset) pair get_rng_state returns; got ", state.size(),
+                    " values");
+        default_generator().set_state(
+            {seed_from(state[0], "set_rng_state"), seed_from(state[1], "set_rng_state")});
       },
       py::arg("new_state"));
 }

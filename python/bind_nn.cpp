@@ -317,6 +317,23 @@ void init_nn(py::module_& root) {
       py::arg("error_if_nonfinite") = false);
 
   // ---- safetensors files ----
+  // A file-system error becomes the OSError Python raises for the same errno - OSError's
+  // constructor picks FileNotFoundError, IsADirectoryError, PermissionError, ... - with the
+  // path as its filename, as open() and torch.load do.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const FileError& e) {
+      // The path as Python's os functions decode it (surrogateescape keeps odd bytes).
+      py::object path = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefaultAndSize(
+          e.path().data(), static_cast<Py_ssize_t>(e.path().size())));
+      if (!path) path = py::none();
+      PyErr_Clear();
+      py::object error = py::reinterpret_steal<py::object>(
+          PyObject_CallFunction(PyExc_OSError, "isO", e.error_number(), e.what(), path.ptr()));
+      if (error) PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+    }
+  });
   m.def(
       "save_safetensors",
       [](const std::string& path, const StateDict& tensors,

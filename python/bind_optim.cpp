@@ -33,14 +33,24 @@ void read_options(py::dict group, const std::vector<std::string>& keys, optim::O
   for (const std::string& key : keys) {
     if (key == "beta1" || key == "beta2") {
       if (!group.contains("betas")) continue;
-      auto betas = group["betas"].cast<std::pair<double, double>>();
-      options[key] = key == "beta1" ? betas.first : betas.second;
+      py::object betas = group["betas"];
+      Scalar s;
+      if (!py::isinstance<py::sequence>(betas) || py::len(betas) != 2 ||
+          !try_scalar(betas[py::int_(key == "beta1" ? 0 : 1)], s)) {
+        throw py::type_error(
+            "[optimizer] parameter group option 'betas' must be a pair of "
+            "numbers; got " +
+            py::repr(betas).cast<std::string>());
+      }
+      options[key] = s.to_double();
       continue;
     }
     if (!group.contains(key.c_str())) continue;
     Scalar s;
     if (!try_scalar(group[key.c_str()], s)) {
-      throw py::type_error("[optimizer] parameter group option '" + key + "' must be a number");
+      throw py::type_error("[optimizer] parameter group option '" + key +
+                           "' must be a number; got " +
+                           py::repr(group[key.c_str()]).cast<std::string>());
     }
     options[key] = s.to_double();
   }
@@ -112,7 +122,25 @@ void init_optim(py::module_& root) {
           },
           py::arg("group"))
       .def("state_dict", &Optimizer::state_dict)
-      .def("load_state_dict", &Optimizer::load_state_dict, py::arg("state_dict"));
+      .def(
+          "load_state_dict",
+          [](Optimizer& o, StateDict state, py::handle groups) {
+            // The saved groups' options join the flat state dict, so that the C++ optimizer
+            // checks them with everything else before anything changes (all or nothing).
+            if (!groups.is_none()) {
+              size_t g = 0;
+              for (py::handle group : groups) {
+                optim::Options options;
+                read_options(py::reinterpret_borrow<py::dict>(group), keys_of(o), options);
+                std::string prefix = "param_groups." + std::to_string(g++) + ".";
+                for (const auto& [key, value] : options) {
+                  state[prefix + key] = scalar_tensor(value, kFloat64);
+                }
+              }
+            }
+            o.load_state_dict(state);
+          },
+          py::arg("state_dict"), py::arg("groups") = py::none());
 
   m.def(
       "SGD",

@@ -218,4 +218,13 @@ void write_svg_chart(const std::string& path, const std::string& title,
   out << svg.str();
 }
 
+void require_batches(const char* program, const std::string& what, int64_t examples,
+                     int64_t batch_size, int64_t batches) {
+  if (batches > 0) return;
+  throw std::invalid_argument("[" + std::string(program) + "] " + what + " has " +
+                              std::to_string(examples) + " examples, which make no batch of " +
+                              std::to_string(batch_size) + "; there is nothing to train on or " +
+                              "evaluate");
+}
+
 }  // namespace wick::examples

@@ -70,6 +70,13 @@ void write_svg_chart(const std::string& path, const std::string& title,
                      const std::vector<std::vector<Series>>& panels,
                      const std::vector<std::string>& panel_titles, const std::string& x_label);
 
+// Training programs refuse a dataset that yields no batch - an empty one, or one smaller than a
+// drop_last batch, or a data-parallel shard with nothing in it - with one clear error
+// (std::invalid_argument, "[program] ..."), instead of dividing by zero and reporting a loss
+// and accuracy of -nan%.
+void require_batches(const char* program, const std::string& what, int64_t examples,
+                     int64_t batch_size, int64_t batches);
+
 // Creates the parent folders of `path`.
 void make_parent_dirs(const std::string& path);
 

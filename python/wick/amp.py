@@ -140,5 +140,14 @@ class GradScaler:
     def load_state_dict(self, state_dict):
         import wick
 
+        # PyTorch's KeyError for a missing entry; the values' ranges are checked in C++.
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"[GradScaler.load_state_dict] expected a dict, got "
+                            f"{type(state_dict).__name__}")
+        for key in ("scale", "growth_factor", "backoff_factor", "growth_interval",
+                    "_growth_tracker"):
+            if key not in state_dict:
+                raise KeyError(f"[GradScaler.load_state_dict] missing entry '{key}'")
+
         self._cpp.load_state_dict({k: wick.tensor(v, dtype=wick.float64 if isinstance(v, float)
                                                   else wick.int64) for k, v in state_dict.items()})

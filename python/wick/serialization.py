@@ -40,22 +40,76 @@ def _key(k):
     raise TypeError(f"wick.save: dict keys must be str or int; got {type(k).__name__}")
 
 
-def _unflatten(node, tensors):
+class _CorruptTree(ValueError):
+    """What is wrong with a file's "wick.tree" metadata; load() adds the file's name."""
+
+
+def _unflatten(node, tensors, where="the root"):
+    """Rebuilds the container from its JSON description. Nothing in it is trusted: a node of the
+    wrong type, a missing key or a tensor name the file does not hold raises _CorruptTree saying
+    where in the tree the problem is, not a bare KeyError from deep inside."""
+    if not isinstance(node, dict) or len(node) == 0:
+        raise _CorruptTree(f"{where} is {_show(node)}, not a node object")
     if "t" in node:
-        return tensors[node["t"]]
+        name = node["t"]
+        if not isinstance(name, str) or name not in tensors:
+            raise _CorruptTree(f"{where} names tensor {_show(name)}, which the file does not hold")
+        return tensors[name]
     if "d" in node:
-        items = [(k[1] if k[0] == "str" else int(k[1]), _unflatten(v, tensors))
-                 for k, v in node["d"]]
-        return OrderedDict(items) if node.get("o") else dict(items)
-    if "l" in node:
-        return [_unflatten(v, tensors) for v in node["l"]]
-    if "u" in node:
-        return tuple(_unflatten(v, tensors) for v in node["u"])
-    return node["v"]
+        items = node["d"]
+        if not isinstance(items, list):
+            raise _CorruptTree(f"{where}: dict items are {_show(items)}, not a list")
+        out = []
+        for i, item in enumerate(items):
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)
+                    and len(item[0]) == 2 and item[0][0] in ("str", "int")
+                    and isinstance(item[0][1], str if item[0][0] == "str" else int)
+                    and not isinstance(item[0][1], bool)):
+                raise _CorruptTree(f"{where}: dict item {i} is {_show(item)}, not "
+                                   f"[[\"str\" or \"int\", key], value]")
+            key = item[0][1]
+            out.append((key, _unflatten(item[1], tensors, f"{where}[{key!r}]")))
+        return OrderedDict(out) if node.get("o") else dict(out)
+    for tag, kind in (("l", list), ("u", tuple)):
+        if tag in node:
+            values = node[tag]
+            if not isinstance(values, list):
+                raise _CorruptTree(f"{where}: {kind.__name__} values are {_show(values)}, "
+                                   f"not a list")
+            return kind(_unflatten(v, tensors, f"{where}[{i}]") for i, v in enumerate(values))
+    if "v" in node:
+        value = node["v"]
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise _CorruptTree(f"{where} holds {_show(value)}, not a number, string or null")
+        return value
+    raise _CorruptTree(f"{where} is {_show(node)}, with none of the keys t, d, l, u, v")
+
+
+def _show(value):
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _tree_of(metadata, tensors, path):
+    try:
+        tree = json.loads(metadata[_TREE_KEY])
+    except json.JSONDecodeError as e:
+        raise ValueError(f"[wick.load] {path}: its '{_TREE_KEY}' metadata is not valid JSON "
+                         f"({e})") from None
+    try:
+        return _unflatten(tree, tensors)
+    except RecursionError:
+        raise ValueError(f"[wick.load] {path}: its '{_TREE_KEY}' metadata nests too "
+                         f"deeply") from None
+    except _CorruptTree as e:
+        raise ValueError(f"[wick.load] {path}: its '{_TREE_KEY}' metadata is corrupt: "
+                         f"{e}") from None
 
 
 def save(obj, f):
     """Saves a state dict (or a nested container of tensors) to a path or a binary file."""
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise TypeError(f"wick.save expects a path or a binary file; got {type(f).__name__}")
     tensors = {}
     tree = _flatten(obj, "", tensors)
     metadata = {_TREE_KEY: json.dumps(tree)}
@@ -72,7 +126,8 @@ def save(obj, f):
 def load(f, map_location=None, weights_only=None):
     """Loads what save() wrote (or any safetensors file, as a {name: tensor} dict)."""
     if isinstance(f, (str, os.PathLike)):
-        tensors, metadata = _C._nn.load_safetensors(os.fspath(f))
+        path = os.fspath(f)
+        tensors, metadata = _C._nn.load_safetensors(path)
     elif not hasattr(f, "read"):
         raise TypeError(f"wick.load expects a path or a binary file; got {type(f).__name__}")
     else:
@@ -81,10 +136,11 @@ def load(f, map_location=None, weights_only=None):
             with open(path, "wb") as dst:
                 dst.write(f.read())
             tensors, metadata = _C._nn.load_safetensors(path)
+        path = getattr(f, "name", None) or repr(f)
     if map_location is not None:
         device = map_location if not callable(map_location) else None
         tensors = {k: (map_location(v, "cpu") if device is None else v.to(device))
                    for k, v in tensors.items()}
     if _TREE_KEY not in metadata:
         return OrderedDict(sorted(tensors.items()))
-    return _unflatten(json.loads(metadata[_TREE_KEY]), tensors)
+    return _tree_of(metadata, tensors, path)

@@ -1,10 +1,13 @@
 // Training checkpoints: resuming gives exactly the losses of an uninterrupted run, and a bad
 // checkpoint raises a clear error and changes nothing.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <unistd.h>
 
+#include "core/generator.h"
 #include "nn/checkpoint.h"
 #include "nn/containers.h"
 #include "nn/functional.h"
@@ -116,6 +119,87 @@ TEST(Checkpoint, BadCheckpointsChangeNothing) {
   state["state.0.momentum_buffer"] = zeros({2, 2});
   expect_error<std::invalid_argument>([&] { opt.load_state_dict(state); },
                                       "'state.0.momentum_buffer' has shape (2, 2)");
+}
+
+// A copy of checkpoint `from` at `to`, with `edit` applied to its tensors and metadata.
+void rewrite(const std::string& from, const std::string& to,
+             const std::function<void(SafetensorsFile&)>& edit) {
+  SafetensorsFile file = load_safetensors(from);
+  edit(file);
+  save_safetensors(to, file.tensors, file.metadata);
+}
+
+bool same(const StateDict& a, const StateDict& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [name, t] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second.shape() != t.shape() || !equal(it->second, t)) return false;
+  }
+  return true;
+}
+
+// The structure-aware fuzzer's crashes and the silent NaN resumes: a checkpoint with one optimizer
+// entry missing or a hyperparameter out of the constructors' ranges is refused whole, and the
+// model, optimizer, schedule and generator are exactly as before.
+TEST(Checkpoint, OutOfRangeOrIncompleteStateIsRefusedAndChangesNothing) {
+  TempDir dir;
+  std::string good = (dir.path / "good.safetensors").string();
+  std::string bad = (dir.path / "bad.safetensors").string();
+  auto model = make_model();
+  optim::Adam opt(model->parameters(), optim::AdamOptions{0.01});
+  optim::StepLR sched(opt, 1, 0.5);
+  run_epoch(*model, opt, sched);
+  save_checkpoint(good, *model, opt, &sched, {});
+  run_epoch(*model, opt, sched);  // move on, so a load would visibly change things
+
+  auto scalar = [](double v) { return scalar_tensor(v, kFloat64); };
+  struct Case {
+    const char* fragment;
+    std::function<void(SafetensorsFile&)> edit;
+  };
+  std::vector<Case> cases = {
+      {"has no 'exp_avg_sq'",
+       [](SafetensorsFile& f) { f.tensors.erase("optimizer.state.1.exp_avg_sq"); }},
+      {"invalid learning rate nan",
+       [&](SafetensorsFile& f) { f.tensors["optimizer.param_groups.0.lr"] = scalar(NAN); }},
+      {"invalid learning rate -1",
+       [&](SafetensorsFile& f) { f.tensors["optimizer.param_groups.0.lr"] = scalar(-1); }},
+      {"'state.0.step' is -5",
+       [&](SafetensorsFile& f) { f.tensors["optimizer.state.0.step"] = scalar(-5); }},
+      {"betas must be in [0, 1); got (0.9, -1)",
+       [&](SafetensorsFile& f) { f.tensors["optimizer.param_groups.0.beta2"] = scalar(-1); }},
+      {"invalid epsilon -1",
+       [&](SafetensorsFile& f) { f.tensors["optimizer.param_groups.0.eps"] = scalar(-1); }},
+      {"'state.2.exp_avg' has shape (5,)",
+       [](SafetensorsFile& f) { f.tensors["optimizer.state.2.exp_avg"] = zeros({5}); }},
+      {"group 1 but the optimizer has 1",
+       [&](SafetensorsFile& f) { f.tensors["optimizer.param_groups.1.lr"] = scalar(0.1); }},
+      {"'last_epoch' must be an integer >= 0; got -3",
+       [](SafetensorsFile& f) { f.tensors["scheduler.last_epoch"] = scalar_tensor(int64_t(-3)); }},
+      {"invalid base learning rate inf",
+       [](SafetensorsFile& f) { f.tensors["scheduler.base_lrs"] = tensor({INFINITY}); }},
+      {"'rng.seed' must be one int64",
+       [](SafetensorsFile& f) { f.tensors["rng.seed"] = tensor({1.5}); }},
+      {"must not be negative", [](SafetensorsFile& f) { f.metadata["epoch"] = "-1"; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.fragment);
+    rewrite(good, bad, c.edit);
+    StateDict model_before = model->state_dict(), opt_before = opt.state_dict();
+    int64_t epoch_before = sched.last_epoch();
+    PhiloxState rng_before = default_generator().state();
+    expect_error<std::invalid_argument>([&] { load_checkpoint(bad, *model, opt, &sched); },
+                                        c.fragment);
+    EXPECT_TRUE(same(model->state_dict(), model_before));
+    EXPECT_TRUE(same(opt.state_dict(), opt_before));
+    EXPECT_EQ(sched.last_epoch(), epoch_before);
+    EXPECT_EQ(default_generator().state().offset, rng_before.offset);
+    EXPECT_EQ(default_generator().state().seed, rng_before.seed);
+  }
+  // And the untouched checkpoint still loads, and training goes on from it.
+  load_checkpoint(good, *model, opt, &sched);
+  EXPECT_EQ(sched.last_epoch(), 1);
+  run_epoch(*model, opt, sched);
 }
 
 }  // namespace

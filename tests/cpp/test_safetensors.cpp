@@ -196,7 +196,16 @@ TEST(SafetensorsFixture, ReadsAFileWrittenByPython) {
 TEST_F(SafetensorsTest, MissingFileAndDirectoryRaise) {
   expect_error<std::runtime_error>([&] { load_safetensors(path("missing.safetensors").string()); },
                                    "missing.safetensors: cannot open: No such file or directory");
-  expect_error<std::runtime_error>([&] { load_safetensors(dir_.string()); }, "not a regular file");
+  expect_error<std::runtime_error>([&] { load_safetensors(dir_.string()); },
+                                   "cannot read: Is a directory");
+  // The errno and the path travel with the error, for Python's FileNotFoundError and friends.
+  try {
+    load_safetensors(path("missing.safetensors").string());
+    ADD_FAILURE() << "no error";
+  } catch (const FileError& e) {
+    EXPECT_EQ(e.error_number(), ENOENT);
+    EXPECT_EQ(e.path(), path("missing.safetensors").string());
+  }
 }
 
 TEST_F(SafetensorsTest, EveryTruncationRaises) {
@@ -225,6 +234,18 @@ TEST_F(SafetensorsTest, HugeHeaderLengthsRaiseBeforeAllocating) {
   expect_load_error(file, "header length 9 runs past the end of the file (8 bytes follow");
 }
 
+TEST(EscapeNonUtf8, KeepsValidUtf8AndEscapesEveryOtherByte) {
+  EXPECT_EQ(escape_non_utf8("plain ascii"), "plain ascii");
+  EXPECT_EQ(escape_non_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // 2-, 3- and 4-byte sequences
+  EXPECT_EQ(escape_non_utf8("a\xff"
+                            "b"),
+            "a\\xffb");
+  EXPECT_EQ(escape_non_utf8("\xc3"), "\\xc3");                    // a sequence cut short
+  EXPECT_EQ(escape_non_utf8("\xc0\xaf"), "\\xc0\\xaf");           // an overlong '/'
+  EXPECT_EQ(escape_non_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+}
+
 struct BadHeader {
   std::string header;
   std::string fragment;
@@ -243,6 +264,8 @@ TEST_F(SafetensorsTest, MalformedHeadersRaiseClearErrors) {
       {"{} trailing", "header is not valid JSON"},
       {"{/* comment */}", "header is not valid JSON"},
       {std::string("{\"\xff\": 1}"), "header is not valid JSON"},  // not UTF-8
+      // ... and the byte is quoted escaped, so the message survives the trip to Python.
+      {std::string("{\"a\xfe\": 1}"), "last read: '\"a\\xfe'"},
       {std::string("{}\0\0\0", 5), "header is not valid JSON: it holds a NUL byte at offset 2"},
       {std::string("{\"a\0\": 1}", 9), "holds a NUL byte"},
       {R"({"x": 1})", "entry 'x' is not an object"},
@@ -392,13 +415,13 @@ TEST_F(SafetensorsTest, FileSystemErrorsNameThePathAndReason) {
         save_safetensors(missing_dir, {{"w", ones({1})}});
       },
       "No such file or directory");
-  // A directory where the file should go: the write succeeds, the rename fails, nothing is left.
+  // A directory where the file should go: refused before any temporary file is made.
   fs::create_directory(path("taken"));
-  expect_error<std::runtime_error>(
+  expect_error<FileError>(
       [&] {
         save_safetensors(path("taken").string(), {{"w", ones({1})}});
       },
-      "cannot rename");
+      "taken: cannot write: Is a directory");
   EXPECT_EQ(files(), std::vector<std::string>{"taken"});
   EXPECT_TRUE(fs::is_directory(path("taken")));
 }

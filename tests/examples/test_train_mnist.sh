@@ -50,5 +50,21 @@ set -e
 [ "$code" -eq 2 ] && grep -q "\-\-ddp mpi needs --device cpu" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 "$binary" --data /nonexistent > "$tmp/bad.log" 2>&1 && exit 1
 grep -q "mnist" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
+# An empty dataset, and one smaller than a batch with nothing to fill it, exit 2 with one line,
+# never a run that reports -nan%.
+mkdir -p "$tmp/empty"
+python3 - "$tmp/empty" <<'PY'
+import gzip, struct, sys
+for split in ("train", "t10k"):
+    with gzip.open(f"{sys.argv[1]}/{split}-images-idx3-ubyte.gz", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, 0, 28, 28))
+    with gzip.open(f"{sys.argv[1]}/{split}-labels-idx1-ubyte.gz", "wb") as f:
+        f.write(struct.pack(">II", 0x801, 0))
+PY
+set +e
+"$binary" --data "$tmp/empty" --metrics "$tmp/empty.csv" > "$tmp/bad.log" 2>&1; code=$?
+set -e
+[ "$code" -eq 2 ] && grep -q "has 0 examples, which make no batch" "$tmp/bad.log" &&
+  ! grep -q -- "-nan" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 echo "train_mnist: learns (test accuracy $accuracy after 2 epochs; ${amp_accuracy[*]}), resumes" \
-  "exactly, rejects bad flags"
+  "exactly, rejects bad flags and empty datasets"

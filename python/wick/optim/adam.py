@@ -1,22 +1,19 @@
 """Adam and AdamW (torch.optim.Adam / AdamW): one fused C++ update per parameter."""
 
 from wick import _C
-from wick.optim.optimizer import Optimizer
+from wick.optim.optimizer import Optimizer, _check_number
 
 
-def _check(lr, betas, eps, weight_decay, amsgrad, maximize):
-    if lr < 0.0:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if eps < 0.0:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if weight_decay < 0.0:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+def _check(name, lr, betas, eps, weight_decay, amsgrad, maximize):
+    _check_number(name, "learning rate", lr)
+    _check_number(name, "epsilon value", eps)
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"[{name}] betas must be a pair of numbers; got {betas!r}")
+    _check_number(name, "beta parameter at index 0", betas[0], high=1.0, high_open=True)
+    _check_number(name, "beta parameter at index 1", betas[1], high=1.0, high_open=True)
+    _check_number(name, "weight_decay value", weight_decay)
     if amsgrad or maximize:
-        raise ValueError("amsgrad=True and maximize=True are not supported by wick")
+        raise ValueError(f"[{name}] amsgrad=True and maximize=True are not supported by wick")
 
 
 class Adam(Optimizer):
@@ -25,7 +22,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None):
-        _check(lr, betas, eps, weight_decay, amsgrad, maximize)
+        _check(type(self).__name__, lr, betas, eps, weight_decay, amsgrad, maximize)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused)
@@ -38,7 +35,8 @@ class Adam(Optimizer):
 
     def _checked(self, group):
         if group.get("amsgrad") or group.get("maximize"):
-            raise ValueError("amsgrad=True and maximize=True are not supported by wick")
+            raise ValueError(f"[{type(self).__name__}] amsgrad=True and maximize=True are not "
+                             f"supported by wick")
         return group
 
 

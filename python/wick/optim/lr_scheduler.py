@@ -31,8 +31,8 @@ class LRScheduler:
 
     def step(self, epoch=None):
         if epoch is not None:
-            raise ValueError("step(epoch) is deprecated in PyTorch and not supported; call "
-                             "step() once per epoch (or batch)")
+            raise ValueError(f"[{type(self).__name__}.step] step(epoch) is deprecated in PyTorch "
+                             f"and not supported; call step() once per epoch (or batch)")
         self.optimizer._sync()
         self._cpp.step()
         self._pull()
@@ -49,9 +49,16 @@ class LRScheduler:
         return {"last_epoch": int(sd["last_epoch"].item()), "base_lrs": sd["base_lrs"].tolist()}
 
     def load_state_dict(self, state_dict):
+        name = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"[{name}] expected a dict, got {type(state_dict).__name__}")
+        for key in ("last_epoch", "base_lrs"):
+            if key not in state_dict:
+                raise KeyError(f"[{name}] the state dict has no '{key}'")
         self.optimizer._sync()
         self._cpp.load_state_dict({
-            "last_epoch": _C.tensor(state_dict["last_epoch"], dtype=_C.int64),
+            # float64, so that the C++ check sees 1.5 as 1.5, not as a truncated 1
+            "last_epoch": _C.tensor(state_dict["last_epoch"], dtype=_C.float64),
             "base_lrs": _C.tensor(state_dict["base_lrs"], dtype=_C.float64)})
         self._pull()
 

@@ -6,6 +6,8 @@ python/bind_optim.cpp), so `optimizer.param_groups[0]["lr"] = 0.01` takes effect
 step. The update itself is one fused C++ kernel per parameter.
 """
 
+import math
+import numbers
 from collections import OrderedDict
 
 from wick import _C
@@ -13,15 +15,29 @@ from wick import _C
 _required = object()
 
 
+def _check_number(optimizer, label, value, low=0.0, high=math.inf, high_open=False):
+    """One hyperparameter of a constructor: a real number (not a bool) with low <= value <= high
+    (or < high), finite; PyTorch's messages ("Invalid learning rate: -1") prefixed with the
+    optimizer's name. NaN fails every comparison, so it is refused too; the C++ optimizer checks
+    the same ranges again for groups and loaded state dicts (nn/optim.h, OptionCheck)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"[{optimizer}] {label} must be a number; got "
+                        f"{type(value).__name__} {value!r}")
+    inside = low <= value < high if high_open else low <= value <= high
+    if not (inside and math.isfinite(value)):
+        raise ValueError(f"[{optimizer}] Invalid {label}: {value}")
+
+
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
+        name = type(self).__name__
         if isinstance(params, _C.Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got a Tensor")
+            raise TypeError(f"[{name}] params argument given to the optimizer should be an "
+                            f"iterable of Tensors or dicts, but got a Tensor")
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list")
+            raise ValueError(f"[{name}] optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         self.param_groups = []
@@ -33,28 +49,39 @@ class Optimizer:
     # ---- groups ----
 
     def _add_group(self, group):
+        if not isinstance(group, dict):
+            raise TypeError(f"[{type(self).__name__}] a parameter group must be a dict; got "
+                            f"{type(group).__name__}")
+        if "params" not in group:
+            raise KeyError(f"[{type(self).__name__}] a parameter group needs 'params'")
         group = dict(group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, _C.Tensor) else list(params)
+        name = type(self).__name__
         for p in group["params"]:
             if not isinstance(p, _C.Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, not {type(p).__name__}")
+                raise TypeError(f"[{name}] optimizer can only optimize Tensors, but one of the "
+                                f"params is {type(p).__name__}")
             if not p.is_leaf:
-                raise ValueError("can't optimize a non-leaf Tensor")
+                raise ValueError(f"[{name}] can't optimize a non-leaf Tensor")
         for key, value in self.defaults.items():
             if value is _required and key not in group:
-                raise ValueError(f"parameter group didn't specify a value of required "
+                raise ValueError(f"[{name}] parameter group didn't specify a value of required "
                                  f"optimization parameter {key}")
             group.setdefault(key, value)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
-            raise ValueError("some parameters appear in more than one parameter group")
+            raise ValueError(f"[{name}] some parameters appear in more than one parameter group")
         self.param_groups.append(group)
         return group
 
     def add_param_group(self, param_group):
         group = self._add_group(param_group)
-        self._cpp.add_param_group(self._checked(group))
+        try:
+            self._cpp.add_param_group(self._checked(group))
+        except BaseException:
+            self.param_groups.pop()  # the C++ optimizer refused it: leave both as they were
+            raise
 
     def _checked(self, group):
         """The group as the C++ side reads it; subclasses validate their options here."""
@@ -100,28 +127,56 @@ class Optimizer:
         return {"state": dict(sorted(state.items())), "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        groups = state_dict["param_groups"]
+        """Restores what state_dict() returned. All or nothing: the structure is checked here and
+        every option and state entry by the C++ optimizer (nn/optim.h) before the optimizer or
+        its param_groups dicts change, so a failed load leaves both exactly as they were."""
+        name = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{name}: expected a dict, got {type(state_dict).__name__}")
+        for key in ("state", "param_groups"):
+            if key not in state_dict:
+                raise KeyError(f"{name}: the state dict has no '{key}'")
+        groups, state = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(groups, (list, tuple)) or not all(isinstance(g, dict) for g in groups):
+            raise TypeError(f"{name}: 'param_groups' must be a list of dicts; got "
+                            f"{type(groups).__name__}")
+        if not isinstance(state, dict):
+            raise TypeError(f"{name}: 'state' must be a dict; got {type(state).__name__}")
         if len(groups) != len(self.param_groups):
-            raise ValueError("loaded state dict has a different number of parameter groups")
-        for mine, saved in zip(self.param_groups, groups):
-            if len(mine["params"]) != len(saved["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't "
-                                 "match the size of optimizer's group")
+            raise ValueError(f"{name}: loaded state dict has a different number of parameter "
+                             f"groups ({len(groups)}, the optimizer has {len(self.param_groups)})")
+        for i, (mine, saved) in enumerate(zip(self.param_groups, groups)):
+            saved_params = saved.get("params")
+            if not isinstance(saved_params, (list, tuple)) or \
+                    len(mine["params"]) != len(saved_params):
+                got = len(saved_params) if isinstance(saved_params, (list, tuple)) else \
+                    repr(saved_params)
+                raise ValueError(f"{name}: loaded state dict contains a parameter group that "
+                                 f"doesn't match the size of optimizer's group {i} "
+                                 f"({got} parameters, the optimizer has {len(mine['params'])})")
+        self._sync()
+        flat = OrderedDict((k, v) for k, v in self._cpp.state_dict().items()
+                           if not k.startswith("state."))
+        for index, entries in state.items():
+            if isinstance(index, bool) or not isinstance(index, int) or \
+                    not isinstance(entries, dict):
+                raise TypeError(f"{name}: 'state' maps parameter indices to dicts of tensors; "
+                                f"got {index!r}: {type(entries).__name__}")
+            for entry, value in entries.items():
+                if isinstance(value, bool) or not isinstance(value, (_C.Tensor, int, float)):
+                    raise TypeError(f"{name}: state entry '{entry}' of parameter {index} must "
+                                    f"be a tensor or a number; got {type(value).__name__}")
+                if not isinstance(value, _C.Tensor):
+                    value = _C.tensor(value, dtype=_C.float64)
+                if index < 0:
+                    raise ValueError(f"{name}: state for parameter {index}, a negative index")
+                flat[f"state.{index}.{entry}"] = value
+        self._cpp.load_state_dict(flat, [self._checked(dict(g)) for g in groups])
+        # Loaded and checked: only now do the dicts change.
         for mine, saved in zip(self.param_groups, groups):
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = v
-        self._sync()
-        flat = OrderedDict((k, v) for k, v in self._cpp.state_dict().items()
-                           if not k.startswith("state."))
-        for index, entries in state_dict["state"].items():
-            for name, value in entries.items():
-                if not isinstance(value, _C.Tensor):
-                    value = _C.tensor(value, dtype=_C.float64)
-                if name == "step":
-                    value = value.to(_C.float64)
-                flat[f"state.{int(index)}.{name}"] = value
-        self._cpp.load_state_dict(flat)
 
     @property
     def state(self):

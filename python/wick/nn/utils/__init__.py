@@ -10,7 +10,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     returns the total norm they had (nn/clip_grad.h)."""
     if isinstance(norm_type, str):
         if norm_type != "inf":
-            raise ValueError(f"norm_type must be a number or 'inf'; got {norm_type!r}")
+            raise ValueError(f"[clip_grad_norm_] norm_type must be a number or 'inf'; got "
+                             f"{norm_type!r}")
         norm_type = math.inf
     if not isinstance(parameters, _C.Tensor):
         parameters = list(parameters)
