@@ -5,15 +5,15 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <thread>
-#include <chrono>
-#include <cstdio>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "autograd/grad_mode.h"
