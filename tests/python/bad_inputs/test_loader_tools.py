@@ -355,8 +355,10 @@ def test_type_errors_are_one_line_and_keep_valid_calls_working():
         wick.set_num_threads(0)
 
 
-def test_python_loader_threads_share_nothing():
-    """Two threads iterating one DataLoader over a C++ dataset each get a full epoch."""
+def test_threads_iterating_one_cpp_loader_each_get_a_full_epoch():
+    """Two threads iterating one DataLoader over a C++ dataset each get a full epoch (this used
+    to crash: the epoch's state belonged to the loader), and threads sharing one iterator split
+    the epoch between them."""
     import threading
 
     loader = DataLoader(TensorDataset(wick.arange(40).float().reshape(20, 2), wick.arange(20)),
@@ -372,6 +374,20 @@ def test_python_loader_threads_share_nothing():
     for t in threads:
         t.join(60)
     assert seen == [list(range(20)), list(range(20))]
+
+    shared = iter(loader)
+    parts = [[], [], []]
+
+    def drain(k):
+        for _, y in shared:
+            parts[k].extend(int(v) for v in y.tolist())
+
+    threads = [threading.Thread(target=drain, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(parts[0] + parts[1] + parts[2]) == list(range(20))
 
 
 def test_cpp_loader_timeout():
