@@ -37,6 +37,7 @@ class LoaderIterator {
   }
   py::tuple next() {
     data::Batch batch;
+    bool finished = true;  // this call's answer: done_ may change once mutex_ is released
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
@@ -44,10 +45,10 @@ class LoaderIterator {
         if (started_) ++it_;  // may rethrow a worker's exception; the next call goes on
         started_ = true;
         done_ = it_ == end_;
-        if (!done_) batch = *it_;
+        if (!done_) batch = *it_, finished = false;
       }
     }
-    if (done_) throw py::stop_iteration();
+    if (finished) throw py::stop_iteration();
     return py::make_tuple(batch.input, batch.target);
   }
 
