@@ -90,8 +90,8 @@ int main(int argc, char** argv) try {
       .add("batch-size", "64", "examples per step");
   if (!flags.parse(argc, argv)) return 0;
   Device device(flags.str("device"));
-  int steps = static_cast<int>(flags.integer("steps"));
-  int64_t batch = flags.integer("batch-size");
+  int steps = static_cast<int>(flags.integer("steps", 1, 1000000));
+  int64_t batch = flags.integer("batch-size", 1, 1 << 20);
   std::printf("training steps on %s, batch %lld, Adam; peak = tensor memory the allocator held\n",
               device.str().c_str(), static_cast<long long>(batch));
   std::printf("%-9s %-6s %12s %10s %14s %12s\n", "model", "mode", "samples/s", "vs fp32",
@@ -110,5 +110,5 @@ int main(int argc, char** argv) try {
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "%s\n", e.what());
-  return 2;
+  return examples::exit_status(e);
 }

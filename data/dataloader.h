@@ -20,12 +20,26 @@
 // sampler order whichever worker finished first. Taking a batch moves the window on and wakes the
 // workers. With num_workers = 0 the calling thread builds each batch when it is asked for.
 //
-// Threads: the workers of an epoch are started by begin() and joined when the epoch ends, when
-// the next begin() starts (a loop left with break leaves workers parked; they are stopped then), or
-// when the loader is destroyed. A worker finishes the batch it is building before it stops.
-// Workers run with grad mode off (NoGradGuard) and with one OpenMP thread each (Note [one OpenMP
-// thread per worker]). The dataset, its transforms and the collate function run on the workers and
-// must be safe to call concurrently. One thread iterates a loader at a time.
+// Note [independent epochs]
+// Each begin() starts an epoch with its own state - the order, the batches in flight, the
+// workers - owned by the iterators it returns (shared by their copies) rather than by the loader.
+// So, as in PyTorch, any number of iterators of one loader may run at once, on any threads, and
+// each sees a full epoch; begin() on one thread cannot pull batches out from under an iteration
+// on another (two threads iterating one loader used to crash). Each begin() takes the next epoch
+// number under the loader's lock, so concurrent epochs get different shuffles. The workers of an
+// epoch are joined when it ends or when its last iterator is destroyed (a loop left with break
+// stops them there); a worker finishes the batch it is building first. The epoch holds the
+// dataset and a copy of the options, so it may outlive the loader. Workers run with grad mode off
+// (NoGradGuard) and one OpenMP thread each (Note [one OpenMP thread per worker]); the dataset,
+// its transforms and the collate function run on the workers and must be safe to call
+// concurrently. Copies of one iterator share its epoch: incrementing them from several threads is
+// safe and hands each batch to exactly one of them.
+//
+// Note [loader timeout]
+// options.timeout > 0 (with workers) bounds how long one increment waits for its batch, as
+// PyTorch's DataLoader(timeout=...) does: past it, operator++ throws std::runtime_error
+// "[DataLoader] timed out after N seconds" instead of blocking forever on a stuck dataset. The
+// epoch stays where it was, so a later increment waits for the same batch again.
 //
 // Note [worker exceptions]
 // An exception thrown while building batch k (by the dataset, a transform or the collate
@@ -42,15 +56,11 @@
 // without CUDA) there is nothing to pin for, and the flag does nothing.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <iterator>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "data/collate.h"
@@ -69,6 +79,7 @@ struct DataLoaderOptions {
   uint64_t seed = 0;                 // shuffles, transforms (Note [reproducible transforms])
   CollateFn collate;                 // empty: default_collate (stack inputs and targets)
   bool pin_memory = false;           // page-locked batches for fast GPU copies (Note [pin_memory])
+  double timeout = 0;                // seconds to wait for a worker's batch; 0: no limit
 };
 
 // Note [loader counters]
@@ -96,16 +107,19 @@ struct LoaderStats {
 };
 
 class DataLoader {
+  class Epoch;   // one begin()'s order, batches in flight and workers (dataloader.cpp)
+  struct State;  // what the loader and its epochs share: counters, the next epoch number
+
  public:
   class Iterator;
 
+  // Checks the options as PyTorch's DataLoader does (std::invalid_argument naming the option).
   DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options = {});
-  ~DataLoader();  // stops and joins the workers; never throws
+  ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
 
-  // Starts the next epoch (stopping an unfinished one) and returns an iterator at its first batch.
-  // Iterators of an earlier begin() must not be used afterwards; incrementing one throws.
+  // Starts the next epoch and returns an iterator at its first batch (Note [independent epochs]).
   Iterator begin();
   Iterator end();
 
@@ -127,56 +141,24 @@ class DataLoader {
 
     Batch& operator*() { return batch_; }
     Batch* operator->() { return &batch_; }
-    // Moves to the next batch: may wait for it, and rethrows a worker's exception.
+    // Moves to the next batch: may wait for it (up to options.timeout), and rethrows a worker's
+    // exception.
     Iterator& operator++();
     bool operator==(const Iterator& other) const { return done_ == other.done_; }
     bool operator!=(const Iterator& other) const { return done_ != other.done_; }
 
    private:
     friend class DataLoader;
-    Iterator(DataLoader* loader, int64_t run) : loader_(loader), run_(run) {}
-    DataLoader* loader_ = nullptr;
-    int64_t run_ = 0;  // which begin() this iterator came from
+    std::shared_ptr<Epoch> epoch_;  // null for end()
     bool done_ = true;
     Batch batch_;
   };
 
  private:
-  // A built batch or the exception that building it threw.
-  struct Result {
-    Batch batch;
-    std::exception_ptr error;
-  };
-
-  int64_t window() const { return options_.num_workers * options_.prefetch_factor; }
-  int64_t batch_length(int64_t number) const;  // examples in batch `number`
-  Result build_batch(int64_t number) const;
-  bool next_batch(Batch& out);  // false at the end of the epoch
-  void worker_loop();
-  void stop_workers() noexcept;
-
   std::shared_ptr<Dataset> dataset_;
   DataLoaderOptions options_;
   std::shared_ptr<Sampler> sampler_;
-  int64_t next_epoch_ = 0;
-  int64_t run_ = 0;  // counts begin() calls, to catch stale iterators
-
-  // The running epoch. order_, num_batches_ and epoch_ are written by begin() before the workers
-  // start and only read while they run.
-  std::vector<int64_t> order_;
-  int64_t num_batches_ = 0;
-  int64_t epoch_ = -1;
-
-  // Shared with the workers, guarded by mutex_.
-  mutable std::mutex mutex_;
-  std::condition_variable work_ready_;   // workers: a batch entered the window, or stop
-  std::condition_variable batch_ready_;  // consumer: a batch was built
-  int64_t next_task_ = 0;                // the lowest batch number no worker has taken
-  int64_t next_delivery_ = 0;            // the batch number the consumer takes next
-  std::map<int64_t, Result> ready_;      // built batches waiting for the consumer
-  bool stop_ = false;
-  LoaderCounters epoch_counters_, total_counters_;
-  std::vector<std::thread> workers_;
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace wick::data

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "examples/common/cli.h"
 #include "wick.h"
 
 using namespace wick;
@@ -35,14 +36,16 @@ Options parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw std::invalid_argument("[fit_spirals] missing value for " + flag);
     std::string value = argv[++i];
+    // Checked conversions (examples/common/cli.h): "12abc", -3 epochs or lr=nan exit 2.
     if (flag == "--epochs") {
-      o.epochs = std::stoi(value);
+      o.epochs =
+          static_cast<int>(examples::parse_integer("fit_spirals", "epochs", value, 1, 1000000));
     } else if (flag == "--lr") {
-      o.lr = std::stod(value);
+      o.lr = examples::parse_real("fit_spirals", "lr", value, 0, 1e6);
     } else if (flag == "--hidden") {
-      o.hidden = std::stoll(value);
+      o.hidden = examples::parse_integer("fit_spirals", "hidden", value, 1, 1 << 16);
     } else if (flag == "--seed") {
-      o.seed = std::stoull(value);
+      o.seed = static_cast<uint64_t>(examples::parse_integer("fit_spirals", "seed", value, 0));
     } else {
       throw std::invalid_argument("[fit_spirals] unknown flag " + flag);
     }
@@ -119,5 +122,5 @@ int main(int argc, char** argv) try {
   return loss_value < first_loss ? 0 : 1;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "%s\n", e.what());
-  return 2;
+  return examples::exit_status(e);
 }

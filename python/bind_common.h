@@ -46,6 +46,22 @@ void init_cuda(py::module_& m);
 void init_op_table(py::module_& m);  // bind_op_table.cpp: _ops(), _backends(), _missing_kernels()
 void init_env(py::module_& m);       // bind_env.cpp: _env_facts(), _env_checks() (tools/env)
 
+// Note [one-line TypeErrors]
+// When no overload of a bound function accepts the arguments, pybind11 raises a TypeError that
+// lists every overload's signature and the reprs of the arguments, over many lines. wick raises
+// one line instead, naming the function, the types passed and the expected signature:
+//
+//   Tensor.add(): got (str); expected Tensor.add(other: object, alpha: object = 1) -> Tensor
+//
+// One mechanism for the whole module, installed last by module.cpp: every pybind11 function
+// object of wick._C (module functions, methods, constructors, static methods, property
+// accessors, in submodules too) is pointed at a dispatcher that calls pybind11's and, only when
+// that fails with its overload dump, rewrites the message. A valid call pays one extra direct
+// call and a null check; pybind11's overload resolution (a no-conversion pass, then a converting
+// one) is unchanged, which a catch-all (py::args, py::kwargs) overload would break: it would win
+// the no-conversion pass over an overload that needs an int -> float conversion.
+void install_one_line_type_errors(py::module_& m);  // type_errors.cpp
+
 // ---- conversions ----
 
 // The Python object for a dtype: one object per dtype, so `x.dtype is wick.float32` holds.

@@ -7,6 +7,8 @@
 // released (Note [GIL rules]).
 #include <pybind11/stl.h>
 
+#include <mutex>
+
 #include "data/data.h"
 #include "python/bind_common.h"
 
@@ -24,27 +26,37 @@ struct PyTransform {
 
 py::tuple example_tuple(const data::Example& e) { return py::make_tuple(e.input, e.target); }
 
-// One epoch of a C++ DataLoader as a Python iterator.
+// One epoch of a C++ DataLoader as a Python iterator. Each iter() is an epoch of its own (Note
+// [independent epochs]); one iterator shared by Python threads hands each batch to one of them:
+// mutex_ serialises next() (taken with the GIL released, so no lock-order inversion with it).
 class LoaderIterator {
  public:
-  explicit LoaderIterator(data::DataLoader& loader) : loader_(loader) {
+  explicit LoaderIterator(data::DataLoader& loader) {
     py::gil_scoped_release release;
-    it_ = loader_.begin();
+    it_ = loader.begin();
   }
   py::tuple next() {
-    if (started_) {
+    data::Batch batch;
+    bool finished = true;  // this call's answer: done_ may change once mutex_ is released
+    {
       py::gil_scoped_release release;
-      ++it_;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!done_) {
+        if (started_) ++it_;  // may rethrow a worker's exception; the next call goes on
+        started_ = true;
+        done_ = it_ == end_;
+        if (!done_) batch = *it_, finished = false;
+      }
     }
-    started_ = true;
-    if (it_ == loader_.end()) throw py::stop_iteration();
-    return py::make_tuple(it_->input, it_->target);
+    if (finished) throw py::stop_iteration();
+    return py::make_tuple(batch.input, batch.target);
   }
 
  private:
-  data::DataLoader& loader_;
-  data::DataLoader::Iterator it_ = loader_.end();
+  std::mutex mutex_;
+  data::DataLoader::Iterator it_, end_;
   bool started_ = false;
+  bool done_ = false;
 };
 
 py::dict counters_dict(const data::LoaderCounters& c) {
@@ -131,7 +143,7 @@ void init_data(py::module_& root) {
   py::class_<data::DataLoader>(m, "DataLoader")
       .def(py::init([](std::shared_ptr<Dataset> dataset, int64_t batch_size, bool shuffle,
                        int64_t num_workers, int64_t prefetch_factor, bool drop_last, uint64_t seed,
-                       bool pin_memory) {
+                       bool pin_memory, double timeout) {
              data::DataLoaderOptions o;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
@@ -140,10 +152,12 @@ void init_data(py::module_& root) {
              o.drop_last = drop_last;
              o.seed = seed;
              o.pin_memory = pin_memory;
+             o.timeout = timeout;
              return std::make_unique<data::DataLoader>(std::move(dataset), o);
            }),
            py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle"), py::arg("num_workers"),
-           py::arg("prefetch_factor"), py::arg("drop_last"), py::arg("seed"), py::arg("pin_memory"))
+           py::arg("prefetch_factor"), py::arg("drop_last"), py::arg("seed"), py::arg("pin_memory"),
+           py::arg("timeout") = 0.0)
       .def("__len__", &data::DataLoader::size)
       .def(
           "__iter__", [](data::DataLoader& l) { return std::make_unique<LoaderIterator>(l); },

@@ -34,4 +34,6 @@ PYBIND11_MODULE(_C, m) {
         omp_set_num_threads(n);
       },
       py::arg("num"));
+
+  install_one_line_type_errors(m);  // last: it covers everything bound above
 }

@@ -12,12 +12,17 @@
 #include <exception>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/memory/trace.h"
+#include "examples/common/cli.h"
 
 using namespace wick::memory;
+using wick::examples::exit_status;
+using wick::examples::parse_integer;
+using wick::examples::parse_real;
 
 namespace {
 
@@ -76,18 +81,32 @@ void write_synthetic(const std::string& path, int steps) {
   std::fclose(out);
 }
 
-std::vector<std::string> split(const std::string& text) {
+constexpr const char* kProgram = "alloc_replay";
+
+// The policy names in a comma-separated list; empty names and an empty list are mistakes.
+std::vector<std::string> split_policies(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  bool empty_name = text.empty() || text.back() == ',';
+  for (const std::string& part : parts) empty_name = empty_name || part.empty();
+  if (empty_name) {
+    throw std::invalid_argument(std::string("[") + kProgram +
+                                "] --policies expects a comma-separated list of policy names "
+                                "(caching, no_caching, bfc, bfc_growth); got '" +
+                                text + "'");
+  }
+  for (const std::string& part : parts) check_policy_name(part, "alloc_replay --policies");
   return parts;
 }
 
-int usage() {
+// One line on stderr saying what was wrong and how to call the tool; exit status 2.
+int usage(const std::string& why) {
   std::fprintf(stderr,
-               "usage: alloc_replay TRACE.jsonl [--capacity GIB] [--policies a,b,...] "
-               "[--conf WICK_ALLOC_CONF]\n"
-               "       alloc_replay --synthetic TRACE.jsonl [--steps N]\n");
+               "alloc_replay: [%s] %s; usage: alloc_replay TRACE.jsonl [--capacity GIB] "
+               "[--policies a,b,...] [--conf WICK_ALLOC_CONF] | --synthetic TRACE.jsonl "
+               "[--steps N]\n",
+               kProgram, why.c_str());
   return 2;
 }
 
@@ -96,36 +115,39 @@ int usage() {
 int main(int argc, char** argv) {
   try {
     std::string trace, conf, synthetic;
+    // Capacities in [1 MiB, 1 TiB]: a simulated device beyond any real one (1e30 GiB would
+    // overflow size_t when converted to bytes) or below one segment is a typo.
     double capacity_gib = 80;
-    int steps = 50;
+    int64_t steps = 50;
     std::vector<std::string> policies = {"caching", "no_caching", "bfc", "bfc_growth"};
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
       bool has_value = i + 1 < argc;
       if (arg == "--capacity" && has_value) {
-        capacity_gib = std::atof(argv[++i]);
+        capacity_gib = parse_real(kProgram, "capacity", argv[++i], 1e-3, 1024);
       } else if (arg == "--policies" && has_value) {
-        policies = split(argv[++i]);
+        policies = split_policies(argv[++i]);
       } else if (arg == "--conf" && has_value) {
         conf = argv[++i];
       } else if (arg == "--synthetic" && has_value) {
         synthetic = argv[++i];
       } else if (arg == "--steps" && has_value) {
-        steps = std::atoi(argv[++i]);
+        steps = parse_integer(kProgram, "steps", argv[++i], 0, 1000000);
       } else if (!arg.empty() && arg[0] != '-' && trace.empty()) {
         trace = arg;
       } else {
-        return usage();
+        return usage("unknown argument or missing value: '" + arg + "'");
       }
     }
     if (!synthetic.empty()) {
-      write_synthetic(synthetic, steps);
-      std::printf("wrote a synthetic trace of %d training steps to %s\n", steps, synthetic.c_str());
+      write_synthetic(synthetic, static_cast<int>(steps));
+      std::printf("wrote a synthetic trace of %lld training steps to %s\n",
+                  static_cast<long long>(steps), synthetic.c_str());
       return 0;
     }
-    if (trace.empty()) return usage();
+    if (trace.empty()) return usage("expected a trace file");
+    AllocatorConfig config = AllocatorConfig::parse(conf);  // bad settings fail before the trace
     std::vector<TraceEvent> events = read_trace(trace);
-    AllocatorConfig config = AllocatorConfig::parse(conf);
     auto capacity = static_cast<size_t>(capacity_gib * 1073741824.0);
     std::printf("%s: %zu events, simulated device of %.1f GiB%s%s\n\n", trace.c_str(),
                 events.size(), capacity_gib,
@@ -144,6 +166,6 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alloc_replay: %s\n", e.what());
-    return 1;
+    return exit_status(e);
   }
 }

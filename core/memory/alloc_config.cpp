@@ -1,5 +1,7 @@
 #include "core/memory/alloc_config.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -17,10 +19,20 @@ int log2_floor(size_t v) { return 63 - __builtin_clzll(v); }
 
 size_t parse_size(const std::string& option, const std::string& text) {
   char* end = nullptr;
+  errno = 0;
   unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  check_value(!text.empty() && *end == '\0' && text[0] != '-', kOp, "option ", option,
-              " expects a non-negative integer; got '", text, "'");
+  // strtoull accepts "-5" (as 2**64 - 5) and saturates on overflow, setting ERANGE: refuse both.
+  check_value(!text.empty() && *end == '\0' && text[0] != '-' && text[0] != '+' && errno == 0, kOp,
+              "option ", option, " expects a non-negative integer that fits 64 bits; got '", text,
+              "'");
   return static_cast<size_t>(v);
+}
+
+// A size in MiB as bytes; one that overflows size_t is a mistake, not "no limit".
+size_t mib_to_bytes(const std::string& option, size_t mib) {
+  check_value(mib <= SIZE_MAX / kMiB, kOp, "option ", option, " of ", mib,
+              " MiB overflows when converted to bytes (at most ", SIZE_MAX / kMiB, ")");
+  return mib * kMiB;
 }
 
 double parse_double(const std::string& option, const std::string& text) {
@@ -110,9 +122,9 @@ AllocatorConfig AllocatorConfig::parse(const std::string& text) {
       size_t mib = parse_size(key, value);
       // PyTorch's floor: a block smaller than a large segment (20 MiB) must stay splittable.
       check_value(mib >= 20, kOp, "max_split_size_mb must be at least 20; got ", mib);
-      config.max_split_size = mib >= SIZE_MAX / kMiB ? SIZE_MAX : mib * kMiB;
+      config.max_split_size = mib_to_bytes(key, mib);
     } else if (key == "max_non_split_rounding_mb") {
-      config.max_non_split_rounding_size = parse_size(key, value) * kMiB;
+      config.max_non_split_rounding_size = mib_to_bytes(key, parse_size(key, value));
     } else if (key == "garbage_collection_threshold") {
       double t = parse_double(key, value);
       check_value(t > 0.0 && t < 1.0, kOp,
@@ -121,9 +133,7 @@ AllocatorConfig AllocatorConfig::parse(const std::string& text) {
     } else if (key == "roundup_power2_divisions") {
       parse_divisions(value, config);
     } else if (key == "policy") {
-      check_value(
-          value == "caching" || value == "no_caching" || value == "bfc" || value == "bfc_growth",
-          kOp, "policy must be caching, no_caching, bfc or bfc_growth; got '", value, "'");
+      check_policy_name(value, kOp);
       config.policy = value;
     } else {
       throw_value_error(kOp, "unknown option '", key,
@@ -132,6 +142,11 @@ AllocatorConfig AllocatorConfig::parse(const std::string& text) {
     }
   }
   return config;
+}
+
+void check_policy_name(const std::string& name, const char* op) {
+  check_value(name == "caching" || name == "no_caching" || name == "bfc" || name == "bfc_growth",
+              op, "policy must be caching, no_caching, bfc or bfc_growth; got '", name, "'");
 }
 
 AllocatorConfig AllocatorConfig::from_env() {

@@ -45,4 +45,7 @@ struct AllocatorConfig {
   size_t divisions_for(size_t size) const;
 };
 
+// Throws std::invalid_argument "[op] ..." unless `name` is one of the policies make_policy knows.
+void check_policy_name(const std::string& name, const char* op);
+
 }  // namespace wick::memory

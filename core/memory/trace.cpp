@@ -1,7 +1,11 @@
 #include "core/memory/trace.h"
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +31,21 @@ const char* find_value(const std::string& line, const char* key) {
   std::string pattern = std::string("\"") + key + "\":";
   size_t at = line.find(pattern);
   return at == std::string::npos ? nullptr : line.c_str() + at + pattern.size();
+}
+
+// The unsigned integer at `at` (a value in line `number` of `path`). strtoull alone would read
+// "-5" as 2**64 - 5, "\"big\"" as 0 and saturate past 2**64; a trace with such a value is
+// corrupt, and replaying it would report nonsense, so each of those is refused with its place.
+uint64_t parse_count(const char* at, const std::string& path, int64_t number, const char* key,
+                     const std::string& line) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v =
+      std::isdigit(static_cast<unsigned char>(*at)) ? std::strtoull(at, &end, 10) : 0;
+  bool ok = end != nullptr && errno == 0 && (*end == ',' || *end == '}' || *end == ' ');
+  check_value(ok, "read_trace", path, ":", number, ": \"", key,
+              "\" must be a non-negative integer below 2**64; got ", line);
+  return v;
 }
 
 }  // namespace
@@ -73,11 +92,20 @@ std::vector<TraceEvent> read_trace(const std::string& path) {
                   ": unknown event in ", line);
       e.kind = TraceEvent::Free;
     }
-    e.ptr = std::strtoull(ptr, nullptr, 10);
-    e.size = std::strtoull(size, nullptr, 10);
-    if (const char* stream = find_value(line, "stream"))
-      e.stream = std::strtoull(stream, nullptr, 10);
-    if (const char* t = find_value(line, "t_us")) e.time_us = std::strtod(t, nullptr);
+    e.ptr = parse_count(ptr, path, number, "ptr", line);
+    e.size = parse_count(size, path, number, "size", line);
+    // A size the int64 accounting of replay() cannot hold is no real allocation either.
+    check_value(e.size <= static_cast<uint64_t>(INT64_MAX), "read_trace", path, ":", number,
+                ": \"size\" of ", e.size, " bytes is larger than any device; got ", line);
+    if (const char* stream = find_value(line, "stream")) {
+      e.stream = parse_count(stream, path, number, "stream", line);
+    }
+    if (const char* t = find_value(line, "t_us")) {
+      char* end = nullptr;
+      e.time_us = std::strtod(t, &end);
+      check_value(end != t && std::isfinite(e.time_us), "read_trace", path, ":", number,
+                  ": \"t_us\" must be a finite number; got ", line);
+    }
     events.push_back(e);
   }
   return events;

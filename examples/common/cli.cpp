@@ -45,36 +45,57 @@ bool Flags::parse(int argc, char** argv) {
 
 std::string Flags::str(const std::string& name) const { return flags_.at(name).value; }
 
-int64_t Flags::integer(const std::string& name) const {
-  const std::string& v = str(name);
+int64_t parse_integer(const std::string& program, const std::string& name, const std::string& text,
+                      int64_t min, int64_t max) {
   size_t used = 0;
   int64_t out = 0;
   try {
-    out = std::stoll(v, &used);
-  } catch (const std::exception&) {
+    out = std::stoll(text, &used);
+  } catch (const std::exception&) {  // not a number, or beyond int64 (std::out_of_range)
     used = 0;
   }
-  if (used == 0 || used != v.size()) {
-    throw std::invalid_argument("[" + program_ + "] --" + name + " expects an integer; got '" + v +
-                                "'");
+  if (used == 0 || used != text.size() || out < min || out > max) {
+    std::string range = min == INT64_MIN && max == INT64_MAX ? ""
+                        : max == INT64_MAX
+                            ? " >= " + std::to_string(min)
+                            : " in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    throw std::invalid_argument("[" + program + "] --" + name + " expects an integer" + range +
+                                "; got '" + text + "'");
   }
   return out;
 }
 
-double Flags::real(const std::string& name) const {
-  const std::string& v = str(name);
+double parse_real(const std::string& program, const std::string& name, const std::string& text,
+                  double min, double max) {
   size_t used = 0;
   double out = 0;
   try {
-    out = std::stod(v, &used);
+    out = std::stod(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != v.size()) {
-    throw std::invalid_argument("[" + program_ + "] --" + name + " expects a number; got '" + v +
-                                "'");
+  // !(min <= out && out <= max) also refuses NaN; inf is refused as not finite.
+  if (used == 0 || used != text.size() || !std::isfinite(out) || !(min <= out && out <= max)) {
+    std::ostringstream range;
+    if (min != -HUGE_VAL || max != HUGE_VAL) range << " in [" << min << ", " << max << "]";
+    throw std::invalid_argument("[" + program + "] --" + name + " expects a finite number" +
+                                range.str() + "; got '" + text + "'");
   }
   return out;
+}
+
+int exit_status(const std::exception& error) {
+  bool bad_input = dynamic_cast<const std::invalid_argument*>(&error) != nullptr ||
+                   dynamic_cast<const std::out_of_range*>(&error) != nullptr;
+  return bad_input ? 2 : 1;
+}
+
+int64_t Flags::integer(const std::string& name, int64_t min, int64_t max) const {
+  return parse_integer(program_, name, str(name), min, max);
+}
+
+double Flags::real(const std::string& name, double min, double max) const {
+  return parse_real(program_, name, str(name), min, max);
 }
 
 ProgressBar::ProgressBar(std::string label, int64_t total)

@@ -3,12 +3,28 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace wick::examples {
+
+// Checked conversions of one command-line value, shared by the examples, benchmarks and tools/:
+// the whole text must be a number (no "12abc", no empty text) within [min, max], and a real must
+// be finite. Otherwise std::invalid_argument "[program] --name expects ...; got 'text'". The
+// programs' main() turns std::invalid_argument into one line on stderr and exit status 2 (see
+// exit_status), so every bad argument ends the same way.
+int64_t parse_integer(const std::string& program, const std::string& name, const std::string& text,
+                      int64_t min = INT64_MIN, int64_t max = INT64_MAX);
+double parse_real(const std::string& program, const std::string& name, const std::string& text,
+                  double min = -HUGE_VAL, double max = HUGE_VAL);
+// What main() returns for an exception after printing it: 2 for a bad argument or input
+// (std::invalid_argument, std::out_of_range: the caller's mistake), 1 for anything else.
+int exit_status(const std::exception& error);
 
 // --name value flags with defaults; --help prints them. Unknown flags and bad values throw
 // std::invalid_argument naming the flag.
@@ -19,8 +35,8 @@ class Flags {
   // Returns false when --help was given (after printing the usage).
   bool parse(int argc, char** argv);
   std::string str(const std::string& name) const;
-  int64_t integer(const std::string& name) const;
-  double real(const std::string& name) const;
+  int64_t integer(const std::string& name, int64_t min = INT64_MIN, int64_t max = INT64_MAX) const;
+  double real(const std::string& name, double min = -HUGE_VAL, double max = HUGE_VAL) const;
   bool has(const std::string& name) const { return !str(name).empty(); }
   std::string command_line() const { return command_line_; }
 

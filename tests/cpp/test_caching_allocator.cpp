@@ -2,6 +2,7 @@
 // sections 1 and 9), the other policies, traces, and a randomized stress test of the invariants.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <random>
 
 #include "core/memory/bfc_allocator.h"
@@ -645,6 +646,50 @@ TEST(AllocatorTrace, RecordAndReplayUnderEveryPolicy) {
 
   testing::expect_error<std::invalid_argument>([] { read_trace("/nonexistent/trace.jsonl"); },
                                                "cannot open");
+}
+
+TEST(AllocatorTrace, RejectsCorruptValuesNamingFileAndLine) {
+  // strtoull used to read a size of -5 as 2**64 - 5 and "big" as 0.
+  std::string path = ::testing::TempDir() + "wick_bad_trace.jsonl";
+  const std::string good = "{\"event\":\"alloc\",\"ptr\":1,\"size\":64,\"stream\":0}";
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"event\":\"alloc\",\"ptr\":2,\"size\":-5,\"stream\":0}", "\"size\" must be"},
+      {"{\"event\":\"alloc\",\"ptr\":2,\"size\":\"big\",\"stream\":0}", "\"size\" must be"},
+      {"{\"event\":\"alloc\",\"ptr\":2,\"size\":99999999999999999999999,\"stream\":0}",
+       "\"size\" must be"},
+      {"{\"event\":\"alloc\",\"ptr\":2,\"size\":18446744073709551615,\"stream\":0}",
+       "\"size\" of 18446744073709551615 bytes is larger"},
+      {"{\"event\":\"alloc\",\"ptr\":x,\"size\":5,\"stream\":0}", "\"ptr\" must be"},
+      {"{\"event\":\"alloc\",\"ptr\":2,\"size\":5,\"stream\":-1}", "\"stream\" must be"},
+      {"{\"event\":\"free\",\"ptr\":2,\"size\":5,\"t_us\":nan}", "\"t_us\" must be"},
+  };
+  for (const auto& [line, fragment] : cases) {
+    {
+      std::ofstream out(path);
+      out << good << "\n" << line << "\n";
+    }
+    testing::expect_error<std::invalid_argument>([&] { read_trace(path); },
+                                                 path + ":2: " + fragment);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(AllocatorConfig, RejectsSizesThatOverflowAsBytes) {
+  // 2**44 MiB is 2**64 bytes; these used to wrap (or silently mean "no limit").
+  testing::expect_error<std::invalid_argument>(
+      [] { AllocatorConfig::parse("max_non_split_rounding_mb:17592186044416"); },
+      "max_non_split_rounding_mb of 17592186044416 MiB overflows");
+  testing::expect_error<std::invalid_argument>(
+      [] { AllocatorConfig::parse("max_split_size_mb:18446744073709551615"); },
+      "max_split_size_mb of 18446744073709551615 MiB overflows");
+  testing::expect_error<std::invalid_argument>(
+      [] { AllocatorConfig::parse("max_split_size_mb:99999999999999999999999"); },
+      "fits 64 bits; got '99999999999999999999999'");
+  testing::expect_error<std::invalid_argument>(
+      [] { AllocatorConfig::parse("max_non_split_rounding_mb:-5"); }, "got '-5'");
+  EXPECT_EQ(AllocatorConfig::parse("max_non_split_rounding_mb:17592186044415")
+                .max_non_split_rounding_size,
+            size_t{17592186044415} * MiB);
 }
 
 }  // namespace

@@ -46,36 +46,103 @@ def default_collate(batch):
                     f"found {type(elem).__name__}")
 
 
+def _check_int(name, value, minimum):
+    # bool is an int subclass, but DataLoader(num_workers=True) is a mistake, not 1.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"[DataLoader] {name} should be an int; got {type(value).__name__} "
+                        f"({value!r})")
+    if value < minimum:
+        raise ValueError(f"[DataLoader] {name} option should be "
+                         f"{'non-negative' if minimum == 0 else 'a positive integer'}; "
+                         f"got {name}={value}")
+
+
+def _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, drop_last, timeout,
+                   worker_init_fn, prefetch_factor, persistent_workers, collate_fn):
+    """PyTorch 2.x's DataLoader argument checks, with the offending value in each message."""
+    _check_int("num_workers", num_workers, 0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"[DataLoader] timeout should be a number of seconds; got "
+                        f"{type(timeout).__name__} ({timeout!r})")
+    if not timeout >= 0:  # NaN too
+        raise ValueError(f"[DataLoader] timeout option should be non-negative; got "
+                         f"timeout={timeout}")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError(f"[DataLoader] prefetch_factor option could only be specified in "
+                         f"multiprocessing; let num_workers > 0 to enable it, or leave "
+                         f"prefetch_factor None (got prefetch_factor={prefetch_factor!r} with "
+                         f"num_workers=0)")
+    if prefetch_factor is not None:
+        _check_int("prefetch_factor", prefetch_factor, 1)
+    if persistent_workers and num_workers == 0:
+        raise ValueError("[DataLoader] persistent_workers option needs num_workers > 0; got "
+                         "num_workers=0")
+    for name, fn in (("worker_init_fn", worker_init_fn), ("collate_fn", collate_fn)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"[DataLoader] {name} should be callable; got "
+                            f"{type(fn).__name__} ({fn!r})")
+    if sampler is not None and shuffle:
+        raise ValueError(f"[DataLoader] sampler option is mutually exclusive with shuffle; got "
+                         f"shuffle={shuffle!r} and sampler={type(sampler).__name__}")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError(f"[DataLoader] batch_sampler option is mutually exclusive with "
+                             f"batch_size, shuffle, sampler, and drop_last; got batch_size="
+                             f"{batch_size!r}, shuffle={shuffle!r}, sampler="
+                             f"{type(sampler).__name__}, drop_last={drop_last!r}")
+    elif batch_size is None:
+        if drop_last:
+            raise ValueError("[DataLoader] batch_size=None option disables auto-batching and "
+                             "is mutually exclusive with drop_last; got drop_last=True")
+    elif not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+        raise ValueError(f"[DataLoader] batch_size should be a positive integer value, but got "
+                         f"batch_size={batch_size!r}")
+    for name, value in (("sampler", sampler), ("batch_sampler", batch_sampler)):
+        if value is not None and not hasattr(value, "__iter__"):
+            raise TypeError(f"[DataLoader] {name} should be an iterable of indices; got "
+                            f"{type(value).__name__} ({value!r})")
+
+
+def _reraise_from_worker(error, worker_id, where):
+    """The worker's exception, as the same type with the worker named (PyTorch's
+    ExceptionWrapper.reraise), or a RuntimeError when that type cannot take a message."""
+    message = f"[DataLoader] {where} raised in worker {worker_id}: {type(error).__name__}: {error}"
+    try:
+        wrapped = type(error)(message)
+    except Exception:  # noqa: BLE001  a type with required arguments
+        wrapped = RuntimeError(message)
+    raise wrapped from error
+
+
 class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative")
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
-                                          or drop_last):
-            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                             "shuffle, sampler, and drop_last")
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
-            raise ValueError(f"batch_size should be a positive integer; got {batch_size}")
+        _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, drop_last,
+                       timeout, worker_init_fn, prefetch_factor, persistent_workers, collate_fn)
+        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise TypeError(f"[DataLoader] dataset should be a map-style dataset with "
+                            f"__getitem__ and __len__; got {type(dataset).__name__}")
+        if batch_sampler is not None:
+            batch_size, drop_last = None, False
         self.dataset = dataset
         self.batch_size = batch_size
         self.num_workers = num_workers
         self.drop_last = drop_last
+        self.timeout = timeout
         self.pin_memory = pin_memory  # accepted; see Note [pin_memory] in data/dataloader.h
-        self.prefetch_factor = 2 if prefetch_factor is None else prefetch_factor
+        self.prefetch_factor = prefetch_factor if prefetch_factor is not None else 2
         self.collate_fn = collate_fn if collate_fn is not None else default_collate
         self.worker_init_fn = worker_init_fn
         cpp_dataset = getattr(dataset, "_cpp", None)
         self._cpp = None
         if (cpp_dataset is not None and sampler is None and batch_sampler is None
-                and collate_fn is None and batch_size is not None):
+                and collate_fn is None and batch_size is not None and worker_init_fn is None):
             seed = int(_C.randint(0, 2**62, (1,)).item())
             self._cpp = _C._data.DataLoader(cpp_dataset, batch_size, bool(shuffle), num_workers,
-                                            self.prefetch_factor, drop_last, seed, pin_memory)
+                                            self.prefetch_factor, drop_last, seed, pin_memory,
+                                            float(timeout))
             return
         if batch_sampler is None:
             if sampler is None:
@@ -111,15 +178,24 @@ class DataLoader:
 
     def _threaded(self, batches):
         """Batches built by num_workers threads, delivered in sampler order; at most
-        num_workers * prefetch_factor batches are in flight."""
+        num_workers * prefetch_factor batches are in flight. A worker_init_fn that raises, or a
+        batch not built within `timeout` seconds (when positive), ends the epoch with an error
+        in the caller instead of leaving it waiting forever."""
         tasks = queue.Queue()
         results = {}
+        init_errors = []  # (worker id, exception) of workers whose worker_init_fn raised
         ready = threading.Condition()
         stop = threading.Event()
 
         def worker(worker_id):
             if self.worker_init_fn is not None:
-                self.worker_init_fn(worker_id)
+                try:
+                    self.worker_init_fn(worker_id)
+                except BaseException as e:  # noqa: B902  re-raised in the consumer
+                    with ready:
+                        init_errors.append((worker_id, e))
+                        ready.notify_all()
+                    return
             while not stop.is_set():
                 item = tasks.get()
                 if item is None:
@@ -138,6 +214,7 @@ class DataLoader:
         for t in threads:
             t.start()
         window = self.num_workers * self.prefetch_factor
+        timeout = self.timeout if self.timeout > 0 else None
         submitted = 0
         exhausted = False
         try:
@@ -153,8 +230,14 @@ class DataLoader:
                 if delivered == submitted:
                     return
                 with ready:
-                    while delivered not in results:
-                        ready.wait()
+                    arrived = ready.wait_for(lambda: delivered in results or init_errors,
+                                             timeout)
+                    if init_errors:
+                        _reraise_from_worker(init_errors[0][1], init_errors[0][0],
+                                             "worker_init_fn")
+                    if not arrived:
+                        raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds "
+                                           f"waiting for batch {delivered}")
                     ok, value = results.pop(delivered)
                 delivered += 1
                 if not ok:
