@@ -60,6 +60,9 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                 " and tensor 0 has shape ", tensors[0].shape());
     expanded.push_back(tensors[i].unsqueeze(d));
   }
+  Shape shape = tensors[0].shape();  // the result's, checked under stack's name
+  shape.insert(d, static_cast<int64_t>(tensors.size()));
+  checked_nbytes("stack", shape, tensors[0].element_size());
   return cat(expanded, d);
 }
 

@@ -39,13 +39,14 @@ int64_t pooled_size(const char* op, int64_t size, int64_t kernel, int64_t pad, i
 
 void check_window(const char* op, const Tensor& x, const Pool2dParams& p) {
   for (int i = 0; i < 2; ++i) {
-    check_value(p.stride[i] != 0, op, "stride should not be zero; got stride (", p.stride[0], ", ",
-                p.stride[1], ")");
-    check_value(p.kernel[i] > 0 && p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0, op,
+    check_value(p.kernel[i] > 0 && p.stride[i] >= 0 && p.dilation[i] > 0 && p.padding[i] >= 0, op,
                 "kernel size, stride and dilation must be positive and padding non-negative; got "
                 "kernel (",
                 p.kernel[0], ", ", p.kernel[1], "), stride (", p.stride[0], ", ", p.stride[1],
                 "), padding (", p.padding[0], ", ", p.padding[1], ")");
+    // Checked after the kernel: a zero kernel is the first mistake when the stride defaults to it.
+    check_value(p.stride[i] != 0, op, "stride should not be zero; got stride (", p.stride[0], ", ",
+                p.stride[1], ")");
     check_value(p.padding[i] <= p.kernel[i] / 2, op, "padding ", p.padding[i],
                 " must be at most half the kernel size ", p.kernel[i]);
   }
@@ -110,7 +111,10 @@ Tensor conv2d(const Tensor& input_in, const Tensor& weight_in, const Tensor& bia
   p.groups = groups;
   check_value(stride.h > 0 && stride.w > 0 && dilation.h > 0 && dilation.w > 0 && padding.h >= 0 &&
                   padding.w >= 0,
-              "conv2d", "stride and dilation must be positive and padding non-negative");
+              "conv2d",
+              "stride and dilation must be positive and padding non-negative; got stride (",
+              stride.h, ", ", stride.w, "), padding (", padding.h, ", ", padding.w, "), dilation (",
+              dilation.h, ", ", dilation.w, ")");
   int64_t oh =
       pooled_size("conv2d", x.size(2), weight.size(2), padding.h, stride.h, dilation.h, false);
   int64_t ow =
