@@ -10,6 +10,9 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { sequence_
 
 TensorList AccumulateGrad::apply(const Tensor& grad_output) {
   AutogradMeta& meta = autograd_meta(leaf_);
+  // Backward calls on several threads may reach one leaf at once; without the lock two of them
+  // read the same old .grad and one update is lost (or both allocate it).
+  std::lock_guard<std::mutex> lock(meta.mutex);
   Tensor grad = grad_output;
   for (const TensorHook& hook : meta.hooks) {
     Tensor replaced = hook(grad);
@@ -23,6 +26,9 @@ TensorList AccumulateGrad::apply(const Tensor& grad_output) {
                      grad.impl_ptr().use_count() <= 2 && grad.dtype() == leaf_.dtype();
     meta.grad = exclusive ? grad.detach() : grad.to(leaf_.dtype()).clone();
   } else {
+    check_state(meta.grad.shape() == leaf_.shape(), "AccumulateGrad",
+                "the existing .grad of shape ", meta.grad.shape(),
+                " does not match its tensor's shape ", leaf_.shape(), "; set .grad to None first");
     meta.grad.add_(grad);
   }
   for (const PostAccumulateGradHook& hook : meta.post_accumulate_grad_hooks) hook(leaf_);

@@ -55,16 +55,25 @@ void accumulate(Tensor& buffer, const Tensor& grad) {
   buffer = buffer.defined() ? wick::add(buffer, grad) : grad;
 }
 
-// A node's result for input i must match that input's shape, dtype and device; a mismatch is a
-// bug in the node's formula and is reported as such.
-Tensor validate(const Node& node, size_t i, const Tensor& grad) {
+// A node's result for input i must match that input's shape and device, as recorded when the
+// graph was built - and, for a leaf, its shape now: `leaf.data = other_shape` after the forward
+// would otherwise get a gradient of the old shape (and an optimizer step would write out of
+// bounds). The message is PyTorch's. The dtype is converted, as PyTorch does.
+Tensor validate(const Node& node, size_t i, const Tensor& grad, Node* next) {
   const InputMeta& meta = node.input_meta[i];
-  check_state(grad.shape() == meta.shape, "backward", "internal error: ", node.name(),
-              " returned a gradient of shape ", grad.shape(), " for input ", i, " whose shape is ",
-              meta.shape);
-  check_state(grad.device() == meta.device, "backward", "internal error: ", node.name(),
-              " returned a gradient on ", grad.device(), " for input ", i, " on ", meta.device);
-  return grad.dtype() == meta.dtype ? grad : grad.to(meta.dtype);
+  Shape expected = meta.shape;
+  DType dtype = meta.dtype;
+  if (auto* leaf = dynamic_cast<AccumulateGrad*>(next)) {
+    expected = leaf->leaf().shape();
+    dtype = leaf->leaf().dtype();
+  }
+  check_state(grad.shape() == expected && grad.shape() == meta.shape, "backward", "Function ",
+              node.name(), " returned an invalid gradient at index ", i, " - got ", grad.shape(),
+              " but expected shape compatible with ", expected);
+  check_state(grad.device() == meta.device, "backward", "Function ", node.name(),
+              " returned an invalid gradient at index ", i, " - expected device ", meta.device,
+              " but got ", grad.device());
+  return grad.dtype() == dtype ? grad : grad.to(dtype);
 }
 
 Tensor default_gradient(const Tensor& output, const Tensor& given, size_t index) {
@@ -137,7 +146,7 @@ std::vector<Tensor> run(const TensorList& outputs, const TensorList& grad_output
       if (next == nullptr) continue;
       NodeState& state = graph[next];
       if (i < input_grads.size() && input_grads[i].defined()) {
-        accumulate(state.buffer, validate(*node, i, input_grads[i]));
+        accumulate(state.buffer, validate(*node, i, input_grads[i], next));
       }
       if (--state.dependencies == 0) ready.push({next->sequence_nr, next});
     }

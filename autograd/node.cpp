@@ -1,5 +1,7 @@
 #include "autograd/node.h"
 
+#include <mutex>
+
 #include "autograd/accumulate_grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
@@ -9,11 +11,44 @@ namespace wick {
 
 namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
-}
+
+// The worklist of the release loop running on this thread, or null when none runs.
+thread_local std::vector<std::shared_ptr<Node>>* t_release_list = nullptr;
+
+// Guards the lazy creation of AutogradMeta: two threads recording ops on one leaf (each running
+// its own forward and backward into a shared parameter) must not both create it.
+std::mutex g_meta_mutex;
+}  // namespace
 
 Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
+Node::~Node() {
+  for (std::shared_ptr<Node>& edge : next) {
+    if (edge) release_node(std::move(edge));
+  }
+}
+
+void release_node(std::shared_ptr<Node> node) {
+  if (!node) return;
+  if (t_release_list != nullptr) {  // a loop below is running: let it free this one
+    t_release_list->push_back(std::move(node));
+    return;
+  }
+  std::vector<std::shared_ptr<Node>> list;
+  list.push_back(std::move(node));
+  t_release_list = &list;
+  while (!list.empty()) {
+    std::shared_ptr<Node> current = std::move(list.back());
+    list.pop_back();
+    current.reset();  // if this was the last owner, ~Node appends its edges to `list`
+  }
+  t_release_list = nullptr;
+}
+
+AutogradMeta::~AutogradMeta() { release_node(std::move(grad_fn)); }
+
 AutogradMeta& autograd_meta(const Tensor& t) {
+  std::lock_guard<std::mutex> lock(g_meta_mutex);
   if (!t.impl()->autograd) t.impl()->autograd = std::make_unique<AutogradMeta>();
   return *t.impl()->autograd;
 }
@@ -58,6 +93,8 @@ std::shared_ptr<Node> gradient_edge(const Tensor& t) {
   if (!t.requires_grad()) return nullptr;
   AutogradMeta& meta = autograd_meta(t);
   if (meta.grad_fn) return meta.grad_fn;
+  // Threads recording ops on one shared leaf must all find the same accumulator.
+  std::lock_guard<std::mutex> lock(meta.accumulator_mutex);
   std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
   if (!accumulator) {
     // The node holds the leaf through a handle that shares its TensorImpl, so hooks and .grad

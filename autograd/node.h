@@ -33,7 +33,8 @@ struct InputMeta {
 class Node : public std::enable_shared_from_this<Node> {
  public:
   Node();
-  virtual ~Node() = default;
+  // Releases `next` without recursion (Note [iterative teardown]).
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
@@ -53,6 +54,15 @@ class Node : public std::enable_shared_from_this<Node> {
   // Hooks registered on the output tensor (see Tensor::register_hook); run on the incoming grad.
   std::vector<TensorHook> pre_hooks;
 };
+
+// Note [iterative teardown]
+// A graph is a chain of shared pointers: each node owns the nodes that produced its inputs, and a
+// tensor owns its grad_fn. Freeing a graph one million ops deep by plain destructors recurses
+// once per node and overflows the stack. So ~Node and ~AutogradMeta never drop a node reference
+// themselves: they hand it to release_node(), which on each thread keeps one worklist and frees
+// the nodes one at a time from a loop (a node freed while the loop runs adds its own edges to the
+// list instead of recursing). PyTorch's deleteNode does the same.
+void release_node(std::shared_ptr<Node> node);
 
 // A tensor saved for backward, with the version it had when saved (Note [version counter]).
 class SavedTensor {

@@ -16,7 +16,16 @@ TensorImpl::TensorImpl(std::shared_ptr<Storage> storage_, int64_t offset_, const
       offset(offset_),
       shape(shape_),
       strides(strides_),
-      dtype(dtype_) {}
+      dtype(dtype_) {
+  // The backstop of Note [checked sizes]: whatever op made this view, its elements must lie
+  // inside the storage and its size must not overflow, or a kernel would read or write out of
+  // bounds. Ops check first with their own names; this catches any that did not.
+  int64_t extent = checked_extent("tensor", shape, strides, offset);
+  int64_t capacity = static_cast<int64_t>(storage->nbytes() / element_size(dtype));
+  check_state(checked_numel("tensor", shape) == 0 || extent <= capacity, "tensor",
+              "a view of shape ", shape, " with strides ", strides, " and offset ", offset,
+              " reaches outside its storage of ", capacity, " elements");
+}
 
 TensorImpl::~TensorImpl() = default;
 

@@ -8,6 +8,10 @@
 namespace wick {
 
 namespace {
+bool numel_has_zero(const DimVec& shape) {
+  return std::find(shape.begin(), shape.end(), 0) != shape.end();
+}
+
 void check_rank(int64_t n) {
   check_value(n <= kMaxDims, "shape", "at most ", kMaxDims, " dimensions are supported; got ", n,
               " (see Note [fixed-capacity shapes])");
@@ -76,6 +80,62 @@ int64_t numel(const Shape& shape) {
   return n;
 }
 
+int64_t checked_mul(const char* op, int64_t a, int64_t b) {
+  int64_t out = 0;
+  check_state(!__builtin_mul_overflow(a, b, &out), op, "integer multiplication overflow: ", a,
+              " * ", b, " does not fit in 64 bits");
+  return out;
+}
+
+int64_t checked_add(const char* op, int64_t a, int64_t b) {
+  int64_t out = 0;
+  check_state(!__builtin_add_overflow(a, b, &out), op, "integer addition overflow: ", a, " + ", b,
+              " does not fit in 64 bits");
+  return out;
+}
+
+int64_t checked_numel(const char* op, const Shape& shape) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    check_value(d >= 0, op, "negative dimension ", d, " in shape ", shape);
+    // Keep scanning after an overflow: a later 0 makes the shape empty, which is valid.
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  if (numel_has_zero(shape)) return 0;
+  check_state(!overflow, op, "the shape ", shape,
+              " has too many elements: numel: integer multiplication overflow");
+  return n;
+}
+
+size_t checked_nbytes(const char* op, const Shape& shape, size_t element_size) {
+  int64_t n = checked_numel(op, shape);
+  int64_t bytes = 0;
+  check_state(!__builtin_mul_overflow(n, static_cast<int64_t>(element_size), &bytes), op,
+              "Storage size calculation overflowed with sizes=", shape, " and itemsize ",
+              element_size);
+  return static_cast<size_t>(bytes);
+}
+
+int64_t checked_extent(const char* op, const Shape& shape, const Strides& strides, int64_t offset) {
+  check_value(shape.size() == strides.size(), op, "shape ", shape, " and strides ", strides,
+              " have different lengths");
+  check_value(offset >= 0, op, "negative storage offset ", offset);
+  if (checked_numel(op, shape) == 0) return offset;
+  int64_t last = offset;  // the furthest element, then one past it
+  bool overflow = false;
+  for (int64_t d = 0; d < shape.size(); ++d) {
+    check_value(strides[d] >= 0, op, "negative strides are not supported; got strides ", strides);
+    int64_t step = 0;
+    overflow = overflow || __builtin_mul_overflow(shape[d] - 1, strides[d], &step) ||
+               __builtin_add_overflow(last, step, &last);
+  }
+  overflow = overflow || __builtin_add_overflow(last, int64_t{1}, &last);
+  check_state(!overflow, op, "Storage size calculation overflowed with sizes=", shape,
+              " and strides=", strides, " (offset ", offset, ")");
+  return last;
+}
+
 Strides contiguous_strides(const Shape& shape) {
   Strides strides = Strides::filled(shape.size(), 1);
   for (int64_t i = shape.size() - 2; i >= 0; --i) {
@@ -106,6 +166,7 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
                 " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
     out[i] = da == 1 ? db : da;
   }
+  checked_numel(op, out);  // two expanded tensors can broadcast to more elements than fit
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/half.h"  // WICK_HOST_DEVICE
+
 namespace wick {
 
 // Note [fixed-capacity shapes]
@@ -56,12 +58,44 @@ using Strides = DimVec;
 std::ostream& operator<<(std::ostream& os, const DimVec& v);  // "(2, 3)"
 std::string to_string(const DimVec& v);
 
+// The element count of a shape. Unchecked: every tensor's shape has passed checked_numel (the
+// TensorImpl constructor checks), so for a tensor's shape the product cannot overflow.
 int64_t numel(const Shape& shape);
+
+// Note [checked sizes]
+// Sizes are int64_t and a product or sum of user-given sizes can overflow it; an overflow wraps to
+// 0, to a small number or to a negative one, and a too-small allocation or an empty tensor follows
+// silently (`empty(2**62, 4)` had numel() == 0). Every size computation on values a user controls
+// goes through these helpers, which raise std::runtime_error naming `op` and the operands (PyTorch
+// raises RuntimeError "... overflow" too). The TensorImpl constructor checks every tensor again
+// (checked_numel and checked_extent), so no op can create a tensor whose size or view overflowed,
+// even if it forgot its own check.
+int64_t checked_mul(const char* op, int64_t a, int64_t b);
+int64_t checked_add(const char* op, int64_t a, int64_t b);
+// The element count; negative dims are a ValueError, an overflowing product a RuntimeError.
+int64_t checked_numel(const char* op, const Shape& shape);
+// numel * element_size in bytes; "Storage size calculation overflowed" when that does not fit.
+size_t checked_nbytes(const char* op, const Shape& shape, size_t element_size);
+// One past the furthest element a view (shape, strides, offset) reaches, in elements, or `offset`
+// when the view is empty; an overflow is a RuntimeError. The view fits a storage of n elements
+// exactly when this is <= n.
+int64_t checked_extent(const char* op, const Shape& shape, const Strides& strides, int64_t offset);
 Strides contiguous_strides(const Shape& shape);
 bool is_contiguous(const Shape& shape, const Strides& strides);
 
 // The broadcast shape of two shapes (NumPy rules), or an error naming `op` and both shapes.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+
+// Note [index bounds]
+// One rule for every op that reads or writes through index values (index_select, gather,
+// scatter_add, embedding, one_hot, the losses' class targets): an index must lie in [0, size),
+// as in PyTorch. Negative indices count from the end only where PyTorch accepts them - select(),
+// narrow() and advanced indexing x[idx], which wrap them before calling index_select - so an
+// embedding index of -1 raises instead of silently returning the last row. The CPU and CUDA
+// kernels both check with this function.
+WICK_HOST_DEVICE inline bool index_in_range(int64_t index, int64_t size) {
+  return index >= 0 && index < size;
+}
 
 // Wraps a possibly negative dimension into [0, ndim); throws std::out_of_range naming `op`.
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);

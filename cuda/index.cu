@@ -23,12 +23,13 @@ struct IndexError {
 };
 
 __device__ __forceinline__ bool in_range(int64_t i, int64_t size, IndexError* error) {
-  if (i >= -size && i < size) return true;
+  if (index_in_range(i, size)) return true;  // Note [index bounds]
   if (atomicCAS(&error->flag, 0, 1) == 0) error->value = i;
   return false;
 }
 
-__device__ __forceinline__ int64_t wrap(int64_t i, int64_t size) { return i < 0 ? i + size : i; }
+// Checked indices are never negative (Note [index bounds]), so they are used as they are.
+__device__ __forceinline__ int64_t wrap(int64_t i, int64_t) { return i; }
 
 // A zeroed error record for one launch; check() throws if a kernel wrote to it.
 class IndexErrorBuffer {

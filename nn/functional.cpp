@@ -1,5 +1,8 @@
 #include "nn/functional.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "autograd/grad_mode.h"
 #include "core/autocast.h"
 
@@ -50,7 +53,16 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, int64_t padding_id
               "weight must be 2-D [num_embeddings, embedding_dim]; got ", weight.shape());
   check_type(!indices.is_floating_point() && indices.dtype() != kBool, "embedding",
              "indices must be an integer tensor; got ", indices.dtype());
-  Tensor rows = weight.index_select(0, indices.reshape(Shape{-1}));
+  // A negative padding_idx means none here; Python's negative values are wrapped by the caller.
+  check_value(padding_idx < weight.size(0), "embedding", "padding_idx ", padding_idx,
+              " must be within num_embeddings (", weight.size(0), ")");
+  Tensor rows;
+  try {
+    rows = weight.index_select(0, indices.reshape(Shape{-1}));
+  } catch (const std::out_of_range& e) {
+    // Report it as embedding's mistake (Note [index bounds]): the user never called index_select.
+    throw std::out_of_range(std::string("[embedding] index out of range in self: ") + e.what());
+  }
   if (padding_idx >= 0) {
     // Same values, but the padding row's gradient is cut: where() sends the gradient to the
     // detached copy for those rows.

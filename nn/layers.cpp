@@ -18,14 +18,20 @@ std::string pair_text(Pair2 p) {
 
 bool is_one(Pair2 p) { return p.h == 1 && p.w == 1; }
 bool is_zero(Pair2 p) { return p.h == 0 && p.w == 0; }
-Pair2 or_kernel(Pair2 stride, Pair2 kernel) { return is_zero(stride) ? kernel : stride; }
+Pair2 or_kernel(Pair2 stride, Pair2 kernel) {
+  return Pair2(stride.h == kStrideOfKernel ? kernel.h : stride.h,
+               stride.w == kStrideOfKernel ? kernel.w : stride.w);
+}
 
 // PyTorch's default for Linear and Conv2d: kaiming_uniform_(a=sqrt(5)) on the weight, which is
 // uniform in +-1/sqrt(fan_in), and the same bound for the bias.
+// A layer with a zero size (Linear(0, 4)) is valid, as in PyTorch: a zero-element weight is left
+// as it is, and with no inputs the bias bound is 0.
 void reset_like_pytorch(Tensor& weight, Tensor& bias) {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (weight.numel() > 0) init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
-    double bound = 1.0 / std::sqrt(static_cast<double>(init::fan_in_and_fan_out(weight).first));
+    int64_t fan_in = init::fan_in_and_fan_out(weight).first;
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
     init::uniform_(bias, -bound, bound);
   }
 }
@@ -34,8 +40,8 @@ void reset_like_pytorch(Tensor& weight, Tensor& bias) {
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias)
     : Module("Linear"), in_features_(in_features), out_features_(out_features) {
-  check_value(in_features > 0 && out_features > 0, "Linear",
-              "in_features and out_features must be positive; got ", in_features, " and ",
+  check_value(in_features >= 0 && out_features >= 0, "Linear",
+              "in_features and out_features must be non-negative; got ", in_features, " and ",
               out_features);
   weight = register_parameter("weight", empty({out_features, in_features}));
   if (with_bias) bias = register_parameter("bias", empty({out_features}));

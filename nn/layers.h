@@ -37,9 +37,9 @@ class Conv2d : public Module {
 
 class MaxPool2d : public Module {
  public:
-  // stride 0 means "equal to kernel_size", PyTorch's default.
-  explicit MaxPool2d(Pair2 kernel_size, Pair2 stride = 0, Pair2 padding = 0, Pair2 dilation = 1,
-                     bool ceil_mode = false);
+  // stride kStrideOfKernel means "equal to kernel_size", PyTorch's default.
+  explicit MaxPool2d(Pair2 kernel_size, Pair2 stride = kStrideOfKernel, Pair2 padding = 0,
+                     Pair2 dilation = 1, bool ceil_mode = false);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
 
@@ -50,8 +50,8 @@ class MaxPool2d : public Module {
 
 class AvgPool2d : public Module {
  public:
-  explicit AvgPool2d(Pair2 kernel_size, Pair2 stride = 0, Pair2 padding = 0, bool ceil_mode = false,
-                     bool count_include_pad = true);
+  explicit AvgPool2d(Pair2 kernel_size, Pair2 stride = kStrideOfKernel, Pair2 padding = 0,
+                     bool ceil_mode = false, bool count_include_pad = true);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
 

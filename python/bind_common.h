@@ -20,6 +20,36 @@
 
 #include "wick.h"
 
+// Note [uninitialized tensors]
+// `wick.Tensor.__new__(wick.Tensor)` makes a Python object whose C++ Tensor was never constructed
+// (pybind11 constructs it in __init__), and a C++ function may hand back an undefined Tensor.
+// Every binding receives its tensors through this caster, so it is the one place that refuses
+// both: a clear RuntimeError instead of a method reading through a null or garbage pointer. Every
+// bind_*.cpp includes this header, so they all see the same caster.
+namespace pybind11::detail {
+template <>
+class type_caster<wick::Tensor> : public type_caster_base<wick::Tensor> {
+ public:
+  bool load(handle src, bool convert) {
+    if (!type_caster_base<wick::Tensor>::load(src, convert)) return false;
+    bool constructed = value != nullptr;
+    if (constructed && isinstance<wick::Tensor>(src)) {
+      // An instance's value pointer is not reliably null before __init__; its holder flag is.
+      auto* inst = reinterpret_cast<instance*>(src.ptr());
+      value_and_holder v_h = inst->get_value_and_holder(get_type_info(typeid(wick::Tensor)), false);
+      constructed = v_h && v_h.holder_constructed();
+    }
+    if (!constructed || !static_cast<const wick::Tensor*>(value)->defined()) {
+      throw std::runtime_error(
+          "[Tensor] this wick.Tensor holds no tensor (it was made with Tensor.__new__ without "
+          "__init__, or is undefined); create tensors with wick.tensor(), wick.empty() or "
+          "wick.Tensor()");
+    }
+    return true;
+  }
+};
+}  // namespace pybind11::detail
+
 namespace wick::python {
 
 namespace py = pybind11;
@@ -87,8 +117,9 @@ py::object wrap(Tensor t);
 Tensor optional_tensor(py::handle h, const char* what);
 
 // A shape from `zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])` or `zeros(wick.Size(...))`:
-// `args` is the positional arguments. Negative sizes and element counts that overflow raise
-// ValueError. `allow_minus_one` lets one -1 through (reshape, view, expand).
+// `args` is the positional arguments. Negative sizes raise ValueError; element counts that
+// overflow are refused by the op (RuntimeError, Note [checked sizes]). `allow_minus_one` lets one
+// -1 through (reshape, view, expand).
 Shape shape_from_args(const py::args& args, const char* op, bool allow_minus_one = false);
 Shape to_shape(py::handle h, const char* op, bool allow_minus_one = false);
 // A dim argument: None (all dims, empty list), an int, or a tuple/list of ints.

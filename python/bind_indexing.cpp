@@ -86,8 +86,16 @@ Indexed apply_key(const Tensor& self, py::handle key) {
       dim += self.dim() - used;
     } else if (PySlice_Check(item.ptr())) {
       Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(item.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
-      if (step <= 0) throw py::value_error("[index] slice step must be greater than zero");
+      if (PySlice_Unpack(item.ptr(), &start, &stop, &step) < 0) {
+        // Python's own message ("slice step cannot be zero") names neither the op nor the slice.
+        py::error_already_set python_error;
+        throw py::value_error("[index] " + std::string(py::str(python_error.value())) + ": got " +
+                              std::string(py::str(py::repr(item))));
+      }
+      if (step <= 0) {
+        throw py::value_error("[index] slice step must be greater than zero; got " +
+                              std::string(py::str(py::repr(item))));
+      }
       int64_t size = r.view.size(dim);
       PySlice_AdjustIndices(size, &start, &stop, step);
       if (start != 0 || stop != size || step != 1) {

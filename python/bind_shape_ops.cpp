@@ -75,7 +75,7 @@ Tensor repeat(const Tensor& x, const Shape& repeats) {
   for (int64_t i = 0; i < repeats.size(); ++i) {
     interleaved.insert(interleaved.end(), {1, padded[i]});
     expanded.insert(expanded.end(), {repeats[i], padded[i]});
-    result.push_back(repeats[i] * padded[i]);
+    result.push_back(checked_mul("repeat", repeats[i], padded[i]));  // Note [checked sizes]
   }
   check_value(2 * repeats.size() <= kMaxDims, "repeat", "too many dims");
   return x.reshape(Shape(interleaved)).expand(Shape(expanded)).reshape(Shape(result));

@@ -162,7 +162,6 @@ Shape to_shape(py::handle h, const char* op, bool allow_minus_one) {
                           " dimensions are supported; got " + std::to_string(seq.size()));
   }
   Shape shape;
-  int64_t total = 1;
   for (py::handle item : seq) {
     Scalar s;
     if (!try_scalar(item, s) || s.kind() != ScalarKind::Integer) {
@@ -177,11 +176,8 @@ Shape to_shape(py::handle h, const char* op, bool allow_minus_one) {
     if (d < 0 && !(allow_minus_one && d == -1)) {
       throw py::value_error("[" + std::string(op) + "] negative dimension " + std::to_string(d));
     }
-    if (d > 0 && total > INT64_MAX / 16 / d) {
-      throw py::value_error("[" + std::string(op) + "] the size " + std::string(py::str(h)) +
-                            " has too many elements");
-    }
-    if (d > 0) total *= d;
+    // An element count that overflows is the core's to refuse (checked_numel, Note [checked
+    // sizes]): a RuntimeError naming the op, as PyTorch raises, with one rule for C++ and Python.
     shape.push_back(d);
   }
   return shape;

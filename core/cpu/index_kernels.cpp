@@ -12,12 +12,13 @@ namespace {
 void check_indices(const char* op, const Tensor& index, int64_t dim, int64_t size) {
   const int64_t* idx = index.data<int64_t>();  // contiguous int64, by the front function
   for (int64_t i = 0; i < index.numel(); ++i) {
-    check_index(idx[i] >= -size && idx[i] < size, op, "index ", idx[i],
+    check_index(index_in_range(idx[i], size), op, "index ", idx[i],
                 " is out of bounds for dimension ", dim, " with size ", size);
   }
 }
 
-inline int64_t wrap(int64_t i, int64_t size) { return i < 0 ? i + size : i; }
+// Checked indices are never negative (Note [index bounds]), so they are used as they are.
+inline int64_t wrap(int64_t i, int64_t) { return i; }
 
 // out = in.index_select(dim, index); `in` and `out` are contiguous.
 void index_select_kernel(const Tensor& in, int64_t dim, const Tensor& index, Tensor& out) {

@@ -116,6 +116,15 @@ Tensor div(const Tensor& a, const Tensor& b) {
 Tensor pow(const Tensor& a_in, const Tensor& exponent_in) {
   Tensor a = autocast::cast(AutocastPolicy::Float32, a_in);
   Tensor exponent = autocast::cast(AutocastPolicy::Float32, exponent_in);
+  detail::check_defined("pow", a);
+  detail::check_defined("pow", exponent);
+  if (!is_floating(promote_types(a.dtype(), exponent.dtype())) && exponent.numel() > 0 &&
+      exponent.dtype() != kBool) {
+    // An integer result has no value for 2 ** -1; PyTorch raises rather than return 0.
+    int64_t low = detail::cast(exponent, kInt64).min().item<int64_t>();
+    check_state(low >= 0, "pow", "Integers to negative integer powers are not allowed; got ",
+                "exponent ", low);
+  }
   Tensor out = arithmetic(OpKey::pow, a, exponent);
   if (needs_grad(a, exponent)) {
     auto node = make_node<PowBackward>({&a, &exponent});
@@ -153,7 +162,11 @@ Tensor pow(const Tensor& a_in, const Scalar& exponent) {
   check_type(a.dtype() != kBool, "pow", "not supported for bool tensors");
   UnaryAttrs attrs;
   attrs.exponent = exponent.to_double();
-  return run_unary(OpKey::pow_scalar, a, attrs, promote_with_scalar(a.dtype(), exponent.kind()));
+  DType out = promote_with_scalar(a.dtype(), exponent.kind());
+  check_state(is_floating(out) || exponent.to_double() >= 0, "pow",
+              "Integers to negative integer powers are not allowed; got a tensor of dtype ",
+              a.dtype(), " and exponent ", exponent.to_int());
+  return run_unary(OpKey::pow_scalar, a, attrs, out);
 }
 
 // ---- unary math and activations ----

@@ -15,12 +15,6 @@ Tensor finish(Tensor t, const TensorOptions& options) {
   return t;
 }
 
-void check_shape(const char* op, const Shape& shape) {
-  for (int64_t d : shape) {
-    check_value(d >= 0, op, "negative dimension in shape ", shape);
-  }
-}
-
 template <class T>
 Tensor from_values(const T* values, int64_t count, const Shape& shape, DType default_dtype,
                    const TensorOptions& options) {
@@ -38,9 +32,8 @@ TensorOptions options_of(const Tensor& t) {
 }
 
 Tensor empty(const Shape& shape, const TensorOptions& options) {
-  check_shape("empty", shape);
   DType dtype = options.dtype.value_or(kFloat32);
-  size_t nbytes = static_cast<size_t>(numel(shape)) * element_size(dtype);
+  size_t nbytes = checked_nbytes("empty", shape, element_size(dtype));
   // Note [allocating on the requested GPU]: the CUDA allocator serves the current device, so a
   // tensor for "cuda:N" is allocated with device N made current for the call. "cuda" and
   // "cuda:0" (the same Device) keep meaning the current device, which a DDP rank sets to its
@@ -56,6 +49,7 @@ Tensor full(const Shape& shape, const Scalar& value, const TensorOptions& option
   TensorOptions o = options;
   if (!o.dtype) o.dtype = value.default_dtype();
   o.requires_grad = false;
+  checked_nbytes("full", shape, element_size(*o.dtype));
   Tensor t = empty(shape, o);
   dispatch<FillKernel>(OpKey::fill, t.device(), t, value);
   return finish(t, options);
@@ -91,7 +85,13 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               "inconsistent: start=", s, ", end=", e, ", step=", d);
   bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
   DType dtype = options.dtype.value_or(integral ? kInt64 : kFloat32);
-  int64_t n = static_cast<int64_t>(std::ceil((e - s) / d));
+  // The count is computed in double; one that does not fit in int64 (or in memory, for which
+  // empty() checks) is "too many elements", not a wrapped negative size.
+  double count = std::ceil((e - s) / d);
+  check_state(count < 9.2e18, "arange", "too many elements: start=", s, ", end=", e, ", step=", d,
+              " give ", count, " elements (invalid size, possible overflow)");
+  int64_t n = static_cast<int64_t>(count);
+  checked_nbytes("arange", Shape{n}, element_size(dtype));
   TensorOptions o = options;
   o.dtype = dtype;
   o.requires_grad = false;
@@ -105,6 +105,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
   TensorOptions o = options;
   o.dtype = options.dtype.value_or(kFloat32);
   o.requires_grad = false;
+  checked_nbytes("linspace", Shape{steps}, element_size(*o.dtype));
   Tensor t = empty(Shape{steps}, o);
   double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
   dispatch<ArangeKernel>(OpKey::arange, t.device(), t, start, step);
@@ -114,6 +115,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
   if (m < 0) m = n;
   check_value(n >= 0, "eye", "n must be non-negative; got ", n);
+  checked_nbytes("eye", Shape{n, m}, element_size(options.dtype.value_or(kFloat32)));
   TensorOptions o = options;
   o.requires_grad = false;
   Tensor t = zeros(Shape{n, m}, o);

@@ -104,6 +104,9 @@ Tensor one_hot(const Tensor& index, int64_t num_classes) {
   }
   check_value(num_classes >= 0, "one_hot",
               "cannot infer num_classes from an empty tensor; pass it explicitly");
+  Shape shape = idx.shape();
+  shape.push_back(num_classes);
+  checked_nbytes("one_hot", shape, element_size(kInt64));  // Note [checked sizes]
   Tensor classes = arange(num_classes, TensorOptions(kInt64).with_device(idx.device()));
   return eq(idx.unsqueeze(-1), classes).to(kInt64);
 }

@@ -32,6 +32,7 @@ bool check_inplace(const char* op, const Tensor& self, const Tensor* other) {
   detail::check_no_internal_overlap(op, self);
   if (other != nullptr) {
     detail::check_defined(op, *other);
+    detail::check_no_partial_overlap(op, self, *other);  // Note [partial overlap]
     check_value(broadcast_shapes(op, self.shape(), other->shape()) == self.shape(), op,
                 "the result of shape ", broadcast_shapes(op, self.shape(), other->shape()),
                 " does not fit the tensor being updated, of shape ", self.shape());

@@ -25,9 +25,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                   "sizes must match except in dimension ", d, "; tensor ", i, " has shape ",
                   t.shape(), " and tensor 0 has shape ", first.shape());
     }
-    shape[d] += t.size(d);
+    shape[d] = checked_add("cat", shape[d], t.size(d));  // Note [checked sizes]
     dtype = promote_types(dtype, t.dtype());
   }
+  checked_nbytes("cat", shape, element_size(dtype));
   Tensor out = empty(shape, options_of(first).with_dtype(dtype));
   int64_t offset = 0;
   std::vector<const Tensor*> inputs;
@@ -59,6 +60,9 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                 " and tensor 0 has shape ", tensors[0].shape());
     expanded.push_back(tensors[i].unsqueeze(d));
   }
+  Shape shape = tensors[0].shape();  // the result's, checked under stack's name
+  shape.insert(d, static_cast<int64_t>(tensors.size()));
+  checked_nbytes("stack", shape, tensors[0].element_size());
   return cat(expanded, d);
 }
 

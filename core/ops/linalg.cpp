@@ -22,8 +22,10 @@ Tensor bmm(const Tensor& a_in, const Tensor& b_in) {
              a.dtype(), " and ", b.dtype());
   check_type(a.dtype() != kBool, "bmm", "not supported for bool tensors");
   detail::check_same_device("bmm", a, b);
-  Tensor out = empty(Shape{a.size(0), a.size(1), b.size(2)}, options_of(a));
-  dispatch<BmmKernel>(OpKey::bmm, a.device(), a, b, out);
+  Shape shape{a.size(0), a.size(1), b.size(2)};
+  // An empty inner dimension is a sum of nothing: zeros, without calling a GEMM with k == 0.
+  Tensor out = a.size(2) == 0 ? zeros(shape, options_of(a)) : empty(shape, options_of(a));
+  if (a.size(2) > 0 && out.numel() > 0) dispatch<BmmKernel>(OpKey::bmm, a.device(), a, b, out);
   if (needs_grad(a, b)) {
     auto node = make_node<BmmBackward>({&a, &b});
     if (b.requires_grad()) node->a = SavedTensor(a);
@@ -66,7 +68,9 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (rhs.dim() == 2) {
     // A batch of rows times one matrix is one big matrix product: fold the batch into the rows.
     Shape batch(lhs.shape().data(), lhs.dim() - 2);
-    Tensor rows = lhs.reshape(Shape{-1, m});
+    // Explicit sizes, not -1: with m == 0 a -1 would be ambiguous, and (2, 0) @ (0, 4) is a valid
+    // product (zeros of shape (2, 4)).
+    Tensor rows = lhs.reshape(Shape{numel(batch) * n, m});
     Tensor product = bmm(rows.unsqueeze(0), rhs.unsqueeze(0)).squeeze(0);
     Shape out_shape = batch;
     out_shape.push_back(n);
@@ -80,8 +84,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     lhs_shape.push_back(n), lhs_shape.push_back(m);
     rhs_shape.push_back(m), rhs_shape.push_back(p);
     out_shape.push_back(n), out_shape.push_back(p);
-    Tensor l = lhs.expand(lhs_shape).reshape(Shape{-1, n, m});
-    Tensor r = rhs.expand(rhs_shape).reshape(Shape{-1, m, p});
+    Tensor l = lhs.expand(lhs_shape).reshape(Shape{numel(batch), n, m});
+    Tensor r = rhs.expand(rhs_shape).reshape(Shape{numel(batch), m, p});
     out = bmm(l, r).reshape(out_shape);
   }
   if (b.dim() == 1) out = out.squeeze(-1);

@@ -26,33 +26,38 @@ Tensor unbatch(const Tensor& out, const Tensor& original) {
 
 // floor((size + 2 pad - dilation (kernel - 1) - 1) / stride) + 1, or the ceil_mode variant,
 // where the last window must still start inside the input or its left padding.
-int64_t pooled_size(int64_t size, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
-                    bool ceil_mode) {
-  int64_t span = size + 2 * pad - dilation * (kernel - 1) - 1;
+int64_t pooled_size(const char* op, int64_t size, int64_t kernel, int64_t pad, int64_t stride,
+                    int64_t dilation, bool ceil_mode) {
+  // Checked (Note [checked sizes]): a kernel, padding or dilation near 2**63 must not wrap.
+  int64_t reach = checked_mul(op, dilation, checked_add(op, kernel, -1));
+  int64_t span = checked_add(op, checked_add(op, size, checked_mul(op, 2, pad)), -reach - 1);
   if (span < 0) return 0;  // the kernel does not fit even once
-  int64_t out = (ceil_mode ? span + stride - 1 : span) / stride + 1;
+  int64_t out = (ceil_mode ? checked_add(op, span, stride - 1) : span) / stride + 1;
   if (ceil_mode && (out - 1) * stride >= size + pad) --out;
   return out;
 }
 
 void check_window(const char* op, const Tensor& x, const Pool2dParams& p) {
   for (int i = 0; i < 2; ++i) {
-    check_value(p.kernel[i] > 0 && p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0, op,
+    check_value(p.kernel[i] > 0 && p.stride[i] >= 0 && p.dilation[i] > 0 && p.padding[i] >= 0, op,
                 "kernel size, stride and dilation must be positive and padding non-negative; got "
                 "kernel (",
                 p.kernel[0], ", ", p.kernel[1], "), stride (", p.stride[0], ", ", p.stride[1],
                 "), padding (", p.padding[0], ", ", p.padding[1], ")");
-    check_value(p.padding[i] * 2 <= p.kernel[i], op, "padding ", p.padding[i],
+    // Checked after the kernel: a zero kernel is the first mistake when the stride defaults to it.
+    check_value(p.stride[i] != 0, op, "stride should not be zero; got stride (", p.stride[0], ", ",
+                p.stride[1], ")");
+    check_value(p.padding[i] <= p.kernel[i] / 2, op, "padding ", p.padding[i],
                 " must be at most half the kernel size ", p.kernel[i]);
   }
   (void)x;
 }
 
 Shape pooled_shape(const char* op, const Tensor& x, const Pool2dParams& p) {
-  int64_t oh =
-      pooled_size(x.size(2), p.kernel[0], p.padding[0], p.stride[0], p.dilation[0], p.ceil_mode);
-  int64_t ow =
-      pooled_size(x.size(3), p.kernel[1], p.padding[1], p.stride[1], p.dilation[1], p.ceil_mode);
+  int64_t oh = pooled_size(op, x.size(2), p.kernel[0], p.padding[0], p.stride[0], p.dilation[0],
+                           p.ceil_mode);
+  int64_t ow = pooled_size(op, x.size(3), p.kernel[1], p.padding[1], p.stride[1], p.dilation[1],
+                           p.ceil_mode);
   check_value(oh > 0 && ow > 0, op, "the input of spatial size (", x.size(2), ", ", x.size(3),
               ") is too small for kernel (", p.kernel[0], ", ", p.kernel[1], "); output would be (",
               oh, ", ", ow, ")");
@@ -63,8 +68,8 @@ Pool2dParams pool_params(Pair2 kernel, Pair2 stride, Pair2 padding, Pair2 dilati
                          bool ceil_mode) {
   Pool2dParams p;
   p.kernel[0] = kernel.h, p.kernel[1] = kernel.w;
-  p.stride[0] = stride.h == 0 ? kernel.h : stride.h;
-  p.stride[1] = stride.w == 0 ? kernel.w : stride.w;
+  p.stride[0] = stride.h == kStrideOfKernel ? kernel.h : stride.h;
+  p.stride[1] = stride.w == kStrideOfKernel ? kernel.w : stride.w;
   p.padding[0] = padding.h, p.padding[1] = padding.w;
   p.dilation[0] = dilation.h, p.dilation[1] = dilation.w;
   p.ceil_mode = ceil_mode;
@@ -106,9 +111,14 @@ Tensor conv2d(const Tensor& input_in, const Tensor& weight_in, const Tensor& bia
   p.groups = groups;
   check_value(stride.h > 0 && stride.w > 0 && dilation.h > 0 && dilation.w > 0 && padding.h >= 0 &&
                   padding.w >= 0,
-              "conv2d", "stride and dilation must be positive and padding non-negative");
-  int64_t oh = pooled_size(x.size(2), weight.size(2), padding.h, stride.h, dilation.h, false);
-  int64_t ow = pooled_size(x.size(3), weight.size(3), padding.w, stride.w, dilation.w, false);
+              "conv2d",
+              "stride and dilation must be positive and padding non-negative; got stride (",
+              stride.h, ", ", stride.w, "), padding (", padding.h, ", ", padding.w, "), dilation (",
+              dilation.h, ", ", dilation.w, ")");
+  int64_t oh =
+      pooled_size("conv2d", x.size(2), weight.size(2), padding.h, stride.h, dilation.h, false);
+  int64_t ow =
+      pooled_size("conv2d", x.size(3), weight.size(3), padding.w, stride.w, dilation.w, false);
   check_value(oh > 0 && ow > 0, "conv2d", "the input of spatial size (", x.size(2), ", ", x.size(3),
               ") with padding (", padding.h, ", ", padding.w, ") is smaller than the kernel (",
               weight.size(2), ", ", weight.size(3), ")");
@@ -133,7 +143,7 @@ ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size, Pa
   Pool2dParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
   check_window("max_pool2d", x, p);
   Shape shape = pooled_shape("max_pool2d", x, p);
-  Tensor out = empty(shape, options_of(x));
+  Tensor out = detail::empty_for("max_pool2d", shape, options_of(x));
   Tensor indices = empty(shape, options_of(x).with_dtype(kInt64));
   dispatch<MaxPool2dKernel>(OpKey::max_pool2d, x.device(), x.contiguous().detach(), out, indices,
                             p);
@@ -157,7 +167,7 @@ Tensor avg_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride, Pair2 pa
   Pool2dParams p = pool_params(kernel_size, stride, padding, 1, ceil_mode);
   p.count_include_pad = count_include_pad;
   check_window("avg_pool2d", x, p);
-  Tensor out = empty(pooled_shape("avg_pool2d", x, p), options_of(x));
+  Tensor out = detail::empty_for("avg_pool2d", pooled_shape("avg_pool2d", x, p), options_of(x));
   dispatch<AvgPool2dKernel>(OpKey::avg_pool2d, x.device(), x.contiguous().detach(), out, p);
   if (needs_grad(x)) {
     auto node = make_node<AvgPool2dBackward>({&x});
@@ -173,7 +183,9 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair2 output_size) {
               "output size must be positive; got (", output_size.h, ", ", output_size.w, ")");
   check_value(x.size(2) > 0 && x.size(3) > 0, "adaptive_avg_pool2d",
               "input spatial size must be positive; got shape ", x.shape());
-  Tensor out = empty(Shape{x.size(0), x.size(1), output_size.h, output_size.w}, options_of(x));
+  Tensor out =
+      detail::empty_for("adaptive_avg_pool2d",
+                        Shape{x.size(0), x.size(1), output_size.h, output_size.w}, options_of(x));
   Pool2dParams p;
   dispatch<AvgPool2dKernel>(OpKey::adaptive_avg_pool2d, x.device(), x.contiguous().detach(), out,
                             p);

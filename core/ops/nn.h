@@ -19,14 +19,18 @@ struct Pair2 {
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               Pair2 stride = 1, Pair2 padding = 0, Pair2 dilation = 1, int64_t groups = 1);
 
-// `stride` 0 means "equal to the kernel size" (PyTorch's default of None).
-ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size, Pair2 stride = 0,
-                                      Pair2 padding = 0, Pair2 dilation = 1,
-                                      bool ceil_mode = false);
-Tensor max_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride = 0, Pair2 padding = 0,
-                  Pair2 dilation = 1, bool ceil_mode = false);
-Tensor avg_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride = 0, Pair2 padding = 0,
-                  bool ceil_mode = false, bool count_include_pad = true);
+// A pooling stride of kStrideOfKernel means "equal to the kernel size" (PyTorch's default of
+// None). It is not 0: a stride of 0 is a mistake and raises, where it used to silently mean the
+// kernel size.
+inline constexpr int64_t kStrideOfKernel = -1;
+
+ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size,
+                                      Pair2 stride = kStrideOfKernel, Pair2 padding = 0,
+                                      Pair2 dilation = 1, bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride = kStrideOfKernel,
+                  Pair2 padding = 0, Pair2 dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride = kStrideOfKernel,
+                  Pair2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Pair2 output_size);
 
 // input [N, C] or [N, C, ...]; running statistics, weight and bias [C] (each may be undefined).

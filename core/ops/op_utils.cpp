@@ -9,6 +9,11 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
               " and ", b.device());
 }
 
+Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& options) {
+  checked_nbytes(op, shape, element_size(options.dtype.value_or(kFloat32)));
+  return empty(shape, options);
+}
+
 Tensor cast(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = empty(t.shape(), options_of(t).with_dtype(dtype));
@@ -45,6 +50,24 @@ void check_no_internal_overlap(const char* op, const Tensor& t) {
                 "tensor of shape ",
                 t.shape(), " and strides ", t.strides(), "); clone() it first");
   }
+}
+
+void check_no_partial_overlap(const char* op, const Tensor& out, const Tensor& input) {
+  if (!out.defined() || !input.defined() || out.storage() != input.storage()) return;
+  if (out.numel() == 0 || input.numel() == 0) return;
+  if (out.offset() == input.offset() && out.shape() == input.shape() &&
+      out.strides() == input.strides()) {
+    return;  // the same elements: each is read before it is written
+  }
+  // Both views exist, so their extents were checked when they were made and cannot overflow.
+  int64_t out_end = checked_extent(op, out.shape(), out.strides(), out.offset());
+  int64_t in_end = checked_extent(op, input.shape(), input.strides(), input.offset());
+  bool disjoint = out_end <= input.offset() || in_end <= out.offset();
+  check_state(disjoint, op,
+              "unsupported operation: some elements of the input tensor and the written-to tensor "
+              "refer to a single memory location (the tensor written to, of shape ",
+              out.shape(), " at offset ", out.offset(), ", and an input of shape ", input.shape(),
+              " at offset ", input.offset(), "). Please clone() the input first.");
 }
 
 }  // namespace wick::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/dispatch.h"
+#include "core/ops/factory.h"
 #include "core/tensor.h"
 
 namespace wick::detail {
@@ -11,6 +12,9 @@ inline void check_defined(const char* op, const Tensor& t) {
 }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+
+// empty(), with an overflowing size reported under `op`'s name (Note [checked sizes]).
+Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& options);
 
 // `t` as `dtype`, without recording autograd history (ops record their own).
 Tensor cast(const Tensor& t, DType dtype);
@@ -26,5 +30,13 @@ Tensor binary_forward(OpKey op, const Tensor& a, const Tensor& b, DType compute_
 // Refuses an in-place write into a tensor whose elements overlap (an expanded tensor), which
 // would make the result depend on the order elements are visited.
 void check_no_internal_overlap(const char* op, const Tensor& t);
+
+// Note [partial overlap]
+// An in-place op or a copy_ that reads `input` while writing `out` is only well defined when the
+// two are the same elements in the same order (x.add_(x)) or share no memory at all. When they
+// partly overlap (x[1:].add_(x[:-1]), x.copy_(x.t())) the result depends on the order the kernel
+// visits elements, so it is refused, as PyTorch refuses it. The check compares the storage ranges
+// the two views span, so it is conservative for interleaved views (x[::2] and x[1::2]).
+void check_no_partial_overlap(const char* op, const Tensor& out, const Tensor& input);
 
 }  // namespace wick::detail

@@ -28,17 +28,19 @@ std::shared_ptr<N> record(const Tensor& x, const Tensor& out) {
 }
 
 Shape infer_shape(const char* op, const Tensor& x, const Shape& shape) {
-  Shape out = shape;
-  int64_t infer_at = -1, known = 1;
+  Shape out = shape, given;
+  int64_t infer_at = -1;
   for (int64_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       check_value(infer_at < 0, op, "only one dimension can be -1; got shape ", shape);
       infer_at = i;
     } else {
-      check_value(shape[i] >= 0, op, "invalid size ", shape[i], " in shape ", shape);
-      known *= shape[i];
+      check_value(shape[i] >= 0, op, "invalid shape dimension ", shape[i], " in shape ", shape);
+      given.push_back(shape[i]);
     }
   }
+  // Checked (Note [checked sizes]): an overflowing product could wrap to the input's size.
+  int64_t known = checked_numel(op, given);
   if (infer_at >= 0) {
     check_value(known != 0 && x.numel() % known == 0, op, "shape ", shape,
                 " is invalid for input of size ", x.numel());
@@ -223,6 +225,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     out_shape[d] = want;
     strides[d] = want == have ? x.stride(d - lead) : 0;
   }
+  checked_numel("expand", out_shape);  // Note [checked sizes]
   if (out_shape == x.shape()) return x;
   Tensor out = make_view(x, out_shape, strides, x.offset());
   record<ExpandBackward>(x, out);
@@ -241,7 +244,8 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   end = std::clamp<int64_t>(end, start, size);
   Shape shape = x.shape();
   Strides strides = x.strides();
-  shape[d] = (end - start + step - 1) / step;
+  // Rounds up without computing end - start + step - 1, which overflows for a huge step.
+  shape[d] = (end - start) / step + ((end - start) % step != 0);
   strides[d] = x.stride(d) * step;
   Tensor out = make_view(x, shape, strides, x.offset() + start * x.stride(d));
   if (auto node = record<SliceBackward>(x, out)) {
@@ -257,9 +261,12 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   detail::check_defined("narrow", x);
   int64_t d = wrap_dim("narrow", dim, x.dim());
   int64_t size = x.dim() == 0 ? 1 : x.size(d);
+  check_index(start >= -size && start <= size, "narrow", "start ", start,
+              " is out of range for dimension ", d, " of size ", size);
   if (start < 0) start += size;
-  check_index(start >= 0 && length >= 0 && start + length <= size, "narrow", "start ", start,
-              " with length ", length, " is out of range for dimension ", d, " of size ", size);
+  // Compared as length <= size - start: start + length overflows for a length near 2**63.
+  check_state(length >= 0 && length <= size - start, "narrow", "start (", start, ") + length (",
+              length, ") exceeds dimension size (", size, ") of dimension ", d);
   return slice(x, d, start, start + length, 1);
 }
 
@@ -287,18 +294,17 @@ Tensor as_strided(const Tensor& x, const Shape& shape, const Strides& strides, i
   detail::check_defined("as_strided", x);
   check_value(shape.size() == strides.size(), "as_strided", "shape ", shape, " and strides ",
               strides, " have different lengths");
-  int64_t last = offset;  // the furthest element the view reaches
   for (int64_t d = 0; d < shape.size(); ++d) {
     check_value(shape[d] >= 0 && strides[d] >= 0, "as_strided",
                 "negative sizes and strides are not supported; got shape ", shape, " and strides ",
                 strides);
-    last += (shape[d] - 1) * strides[d];
   }
-  if (numel(shape) == 0) last = offset - 1;
+  // Checked (Note [checked sizes]): a stride of 2**62 must not wrap around to element 0.
+  int64_t extent = checked_extent("as_strided", shape, strides, offset);
   int64_t storage_elements = static_cast<int64_t>(x.storage()->nbytes() / x.element_size());
-  check_index(offset >= 0 && last < storage_elements, "as_strided", "shape ", shape,
-              " with strides ", strides, " and offset ", offset, " reaches outside the storage of ",
-              storage_elements, " elements");
+  check_index(extent <= storage_elements, "as_strided", "shape ", shape, " with strides ", strides,
+              " and offset ", offset, " reaches outside the storage of ", storage_elements,
+              " elements");
   check_value(!needs_grad(x) || x.is_contiguous(), "as_strided",
               "autograd through as_strided needs a contiguous input; call contiguous() first");
   Tensor out = make_view(x, shape, strides, offset);
@@ -313,6 +319,7 @@ Tensor as_strided(const Tensor& x, const Shape& shape, const Strides& strides, i
 Tensor contiguous(const Tensor& x) {
   detail::check_defined("contiguous", x);
   if (x.is_contiguous()) return x;
+  checked_nbytes("contiguous", x.shape(), x.element_size());  // a huge expand() cannot be copied
   return copy_to(x, x.device(), x.dtype(), "CloneBackward");
 }
 

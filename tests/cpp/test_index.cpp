@@ -12,7 +12,9 @@ TEST(Index, IndexSelect) {
   Tensor x = arange(12).reshape({3, 4}).to(kFloat32);
   expect_close(x.index_select(0, tensor({2, 0, 2})), {8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11},
                {3, 4});
-  expect_close(x.index_select(1, tensor({3, -1})), {3, 3, 7, 7, 11, 11}, {3, 2});
+  expect_close(x.index_select(1, tensor({3, 3})), {3, 3, 7, 7, 11, 11}, {3, 2});
+  // Negative indices are out of range here, as in PyTorch (Note [index bounds]).
+  EXPECT_THROW(x.index_select(1, tensor({-1})), std::out_of_range);
   expect_close(x.t().index_select(0, tensor({1})), {1, 5, 9}, {1, 3});
 }
 

@@ -276,7 +276,7 @@ TEST(Functional, BadInput) {
       "[layer_norm] normalized_shape (4,) does not match");
   expect_error<std::invalid_argument>([] { F::dropout(ones({2}), 1.5); },
                                       "[dropout] probability must be in [0, 1]; got 1.5");
-  expect_error<std::invalid_argument>([] { Linear(0, 3); },
+  expect_error<std::invalid_argument>([] { Linear(-1, 3); },
                                       "[Linear] in_features and out_features");
   expect_error<std::invalid_argument>(
       [] {

@@ -148,3 +148,52 @@ def test_hook_returning_a_wrong_shape_is_an_error():
     x.register_hook(lambda g: wick.ones(7))
     with pytest.raises(ValueError, match="hook returned a gradient of shape"):
         (x * 2).sum().backward()
+
+
+def test_concurrent_backward_into_one_leaf_loses_no_update():
+    # backward() releases the GIL, so the threads accumulate into x.grad at the same time; the
+    # leaf's lock (autograd/meta.h) must serialize them: exactly 4 * 300 contributions.
+    import threading
+
+    x = wick.zeros(3, requires_grad=True)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(300):
+                (x * 1.0).sum().backward()
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert x.grad.tolist() == [1200.0] * 3
+
+
+def test_deep_graph_backward_and_free_without_recursion():
+    # Note [iterative teardown]: recursive destructors would overflow the stack on this chain.
+    x = wick.ones(1, requires_grad=True)
+    y = x
+    for _ in range(10**6):
+        y = y + 1
+    y.backward()
+    assert x.grad.item() == 1.0
+    del y
+    z = x
+    for _ in range(10**6):
+        z = z * 1.0
+    del z  # freed without backward: saved tensors and all
+
+
+def test_data_of_another_shape_after_forward_raises():
+    w = wick.ones(3, requires_grad=True)
+    loss = (w * 2).sum()
+    w.data = wick.ones(5)
+    with pytest.raises(RuntimeError, match=r"invalid gradient at index 0 - got \(3,\) but "
+                                           r"expected shape compatible with \(5,\)"):
+        loss.backward()
+    assert w.grad is None

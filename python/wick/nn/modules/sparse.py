@@ -17,7 +17,8 @@ class Embedding(Module):
                              "supported")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("padding_idx must be within num_embeddings")
+                raise ValueError(f"[Embedding] padding_idx {padding_idx} must be within "
+                                 f"num_embeddings ({num_embeddings})")
             if padding_idx < 0:
                 padding_idx += num_embeddings
         self.num_embeddings = num_embeddings
