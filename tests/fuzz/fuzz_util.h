@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <string>
@@ -17,21 +18,28 @@
 namespace wick::fuzz {
 
 // A per-process scratch directory (under $TMPDIR, or /dev/shm when it exists: the harnesses write
-// a file per input, and memory is faster than a disk for a million of them).
-inline const std::string& scratch_dir() {
-  static const std::string dir = [] {
+// a file per input, and memory is faster than a disk for a million of them), removed at exit.
+class ScratchDir {
+ public:
+  ScratchDir() {
     const char* tmp = std::getenv("TMPDIR");
     std::string base = tmp != nullptr ? tmp : (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-    std::string d = base + "/wick_fuzz_" + std::to_string(getpid());
-    std::string cmd = "mkdir -p '" + d + "'";
-    if (std::system(cmd.c_str()) != 0) std::abort();
-    std::atexit([] {
-      std::string rm = "rm -rf '" + scratch_dir() + "'";
-      if (std::system(rm.c_str()) != 0) std::perror("rm");
-    });
-    return d;
-  }();
-  return dir;
+    path_ = base + "/wick_fuzz_" + std::to_string(getpid());
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline const std::string& scratch_dir() {
+  static const ScratchDir dir;
+  return dir.path();
 }
 
 inline void write_file(const std::string& path, const uint8_t* data, size_t size) {
