@@ -81,7 +81,7 @@ TEST(Threads, LoaderWorkersBesideTrainingOnTheMainThread) {
   }
   EXPECT_EQ(seen, 2 * 64);
   // Each element of w collects the sum of every example's value, twice.
-  expect_close(w.grad(), std::vector<double>(4, 2.0 * (63 * 64 / 2)), Shape{4});
+  testing::expect_close(w.grad(), std::vector<double>(4, 2.0 * (63 * 64 / 2)), Shape{4});
 }
 
 }  // namespace
