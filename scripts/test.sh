@@ -57,7 +57,7 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-sanitize --output-on-failure
 
 echo "== threaded tests under ThreadSanitizer"
 # Its own build (TSan cannot be combined with ASan), CPU only, and only the test target of the
-# threaded code (tests/CMakeLists.txt: wick_tsan_tests, run with tests/tsan.supp).
+# threaded code (tests/CMakeLists.txt: wick_tsan_tests).
 tsan_start=$(date +%s)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DWICK_TSAN=ON \
   -DWICK_CUDA=OFF -DWICK_PYTHON=OFF -DWICK_DISTRIBUTED=OFF -DWICK_BENCHMARKS=OFF \
