@@ -26,7 +26,13 @@ class Scalar {
     } else {
       kind_ = ScalarKind::Floating;
       d_ = static_cast<double>(v);
-      i_ = static_cast<int64_t>(d_);
+      // Converting NaN, an infinity or a double outside int64's range is undefined behaviour
+      // (UBSan reports it; fuzz_checkpoint_struct found it): saturate instead, NaN to 0.
+      constexpr double kLimit = 9223372036854775808.0;  // 2^63
+      i_ = d_ != d_       ? 0
+           : d_ >= kLimit ? INT64_MAX
+           : d_ < -kLimit ? INT64_MIN
+                          : static_cast<int64_t>(d_);
     }
   }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages wick needs to build, test and benchmark. Idempotent: packages
-# already present are left alone, and apt runs only when something is missing.
+# Installs the Debian packages wick needs to build, test and benchmark, then the Python packages
+# Debian does not ship into .venv (hypothesis, for the property tests). Idempotent: packages
+# already present are left alone, and apt and pip run only when something is missing.
 set -euo pipefail
 
 packages=(
   build-essential cmake ccache clang-format  # toolchain, compiler cache, formatting check
+  clang                                      # libFuzzer harnesses (tests/fuzz/run.sh)
   libeigen3-dev                              # Eigen: float64 GEMM
   libgtest-dev                               # C++ tests
   libbenchmark-dev                           # C++ benchmarks
@@ -27,12 +29,25 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# .venv: Debian's python3 with its packages (numpy, torch, pytest) visible, plus what only PyPI
+# has. scripts/test.sh runs pytest with .venv/bin/python when it exists.
+cd "$(dirname "$0")/.."
+pip_packages=(hypothesis)  # property tests (tests/python/test_properties.py)
+if [ ! -x .venv/bin/python ]; then
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+if ! .venv/bin/python -c "import hypothesis" 2>/dev/null; then
+  echo "setup: pip-installing ${pip_packages[*]} into .venv"
+  .venv/bin/python -m pip install -q "${pip_packages[@]}"
+else
+  echo "setup: .venv has ${pip_packages[*]}"
+fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: the formatting check, the GPU machine's offline build set, the C++ tests in the
 # Release build, the Python tests (tests/python, and tests/gpu/python, which skip without a GPU)
-# against that build, and the C++ tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+# against that build, the C++ tests again under AddressSanitizer, UndefinedBehaviorSanitizer and
+# LeakSanitizer, the threaded tests under ThreadSanitizer, and each libFuzzer harness for a short
+# fixed time (docs/testing.md). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Let ccache share results between clones in different folders (CI uses fresh clones).
@@ -31,7 +32,10 @@ echo "== Python tests (pytest; compared against PyTorch where python3-torch is i
 # an older build/ configured without it is switched on here.
 grep -q "WICK_PYTHON:BOOL=ON" build/CMakeCache.txt || cmake -S . -B build -DWICK_PYTHON=ON > /dev/null
 cmake --build build -j "$(nproc)" --target _C
-WICK_BUILD_DIR=build /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python tests/gpu/python
+# .venv (scripts/setup.sh) is Debian's python3 plus what only PyPI has (hypothesis).
+python=/usr/bin/python3
+[ -x .venv/bin/python ] && python=.venv/bin/python
+WICK_BUILD_DIR=build "$python" -m pytest -q -p no:cacheprovider tests/python tests/gpu/python
 
 echo "== tutorials: every lab passes with its solution, every generated starter fails its tests"
 WICK_BUILD_DIR=build bash tutorials/ci.sh
@@ -47,6 +51,24 @@ if grep -q "WICK_DISTRIBUTED:BOOL=ON" build-sanitize/CMakeCache.txt; then
   targets+=(wick_dist_tests failure_probe)
 fi
 cmake --build build-sanitize -j "$(nproc)" --target "${targets[@]}"
-ctest --test-dir build-sanitize --output-on-failure
+# LeakSanitizer is part of ASan and on by default on Linux; said here so that an ASAN_OPTIONS from
+# the environment cannot turn it off unnoticed. A leak fails the test binary at exit.
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-sanitize --output-on-failure
+
+echo "== threaded tests under ThreadSanitizer"
+# Its own build (TSan cannot be combined with ASan), CPU only, and only the test target of the
+# threaded code (tests/CMakeLists.txt: wick_tsan_tests).
+tsan_start=$(date +%s)
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DWICK_TSAN=ON \
+  -DWICK_CUDA=OFF -DWICK_PYTHON=OFF -DWICK_DISTRIBUTED=OFF -DWICK_BENCHMARKS=OFF \
+  -DWICK_EXAMPLES=OFF > /dev/null
+cmake --build build-tsan -j "$(nproc)" --target wick_tsan_tests
+ctest --test-dir build-tsan --output-on-failure -R tsan_tests
+echo "tsan: $(( $(date +%s) - tsan_start )) s"
+
+echo "== fuzzing: each parser's libFuzzer harness for 15 s under ASan + UBSan (tests/fuzz)"
+fuzz_start=$(date +%s)
+bash tests/fuzz/run.sh 15
+echo "fuzz: $(( $(date +%s) - fuzz_start )) s"
 
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

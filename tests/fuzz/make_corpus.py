@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora under tests/fuzz/corpus/<fuzzer>/ (a few small valid or
+nearly valid inputs each, so that fuzzing starts past the format checks). Rerun to rebuild them;
+findings' reproducers are added next to these by hand (named finding-*). The checkpoint seeds
+come from the harness itself (WICK_FUZZ_WRITE_SEEDS, see fuzz_checkpoint.cpp): run.sh passes it.
+
+usage: make_corpus.py [build-fuzz]
+"""
+import gzip
+import json
+import os
+import struct
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
+
+
+def put(fuzzer, name, data):
+    os.makedirs(os.path.join(CORPUS, fuzzer), exist_ok=True)
+    with open(os.path.join(CORPUS, fuzzer, name), "wb") as f:
+        f.write(data)
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: name -> (dtype, shape, bytes)."""
+    header, blobs, offset = {}, b"", 0
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        blobs += data
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + blobs
+
+
+def main():
+    put("fuzz_safetensors", "empty_header", safetensors({}))
+    put("fuzz_safetensors", "f32_metadata", safetensors(
+        {"w": ("F32", [2, 3], struct.pack("<6f", *range(6)))}, {"format": "pt"}))
+    put("fuzz_safetensors", "mixed_dtypes", safetensors({
+        "a": ("I64", [2], struct.pack("<2q", -1, 7)),
+        "b": ("BOOL", [3], b"\x00\x01\x01"),
+        "c": ("BF16", [1, 1], b"\x80\x3f"),
+        "d": ("U8", [0, 4], b""),
+        "e": ("F16", [], b"\x00\x3c"),
+    }))
+    with open(os.path.join(ROOT, "tests", "fixtures", "reference.safetensors"), "rb") as f:
+        put("fuzz_safetensors", "reference", f.read())
+
+    # MNIST: 4-byte length of the image file, the image file, the label file.
+    with gzip.open(os.path.join(ROOT, "assets", "mnist", "t10k-images-idx3-ubyte.gz")) as f:
+        pixels = f.read()[16:16 + 3 * 784]
+    labels = bytes([7, 2, 1])
+
+    def mnist(count, images, labels_file):
+        image_file = struct.pack(">IIII", 2051, count, 28, 28) + images
+        return struct.pack("<I", len(image_file)) + image_file + labels_file
+
+    label_file = struct.pack(">II", 2049, 3) + labels
+    put("fuzz_mnist", "three_digits", mnist(3, pixels, label_file))
+    image_gz = gz(struct.pack(">IIII", 2051, 1, 28, 28) + pixels[:784])
+    put("fuzz_mnist", "one_digit_gzip",
+        struct.pack("<I", len(image_gz)) + image_gz + gz(struct.pack(">II", 2049, 1) + labels[:1]))
+    put("fuzz_mnist", "empty_sets", mnist(0, b"", struct.pack(">II", 2049, 0)))
+
+    # CIFAR-10: 3073-byte records, a label byte then 3072 pixel bytes.
+    record = lambda label, seed: bytes([label]) + bytes((i * seed) % 256 for i in range(3072))
+    put("fuzz_cifar10", "two_records", record(3, 7) + record(9, 13))
+    put("fuzz_cifar10", "one_record_gzip", gz(record(0, 5)))
+
+    events = [("alloc", 1, 1024, 0), ("alloc", 2, 3 << 20, 0), ("free", 1, 1024, 0),
+              ("alloc", 3, 25 << 20, 1), ("free", 2, 3 << 20, 0), ("free", 3, 25 << 20, 1)]
+    lines = "".join(
+        '{"event":"%s","ptr":%d,"size":%d,"stream":%d,"t_us":%.3f}\n' % (e, p, s, st, i * 1.5)
+        for i, (e, p, s, st) in enumerate(events))
+    put("fuzz_trace", "mixed_streams", lines.encode())
+    put("fuzz_trace", "one_alloc", b'{"event":"alloc","ptr":140234,"size":512}\n\n')
+
+    for i, text in enumerate([
+            "max_split_size_mb:128,garbage_collection_threshold:0.8",
+            "roundup_power2_divisions:[64:8,256:4,1024:4,>:1]",
+            "roundup_power2_divisions:4,policy:bfc",
+            "max_non_split_rounding_mb:40,policy:bfc_growth"]):
+        put("fuzz_alloc_config", "conf%d" % i, text.encode())
+
+    # Structure-aware checkpoint inputs are choices, not files: a few byte strings to start from.
+    for i, seed in enumerate([b"\x00\x01\x02\x03", b"\x01" * 16, b"\x02\xff\x10\x80" * 8]):
+        put("fuzz_checkpoint_struct", "choices%d" % i, seed)
+
+    # Valid checkpoints of the harness's own model and optimizers, written by the harness.
+    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build-fuzz")
+    binary = os.path.join(build, "tests", "fuzz", "fuzz_checkpoint")
+    if os.path.exists(binary):
+        out = os.path.join(CORPUS, "fuzz_checkpoint")
+        os.makedirs(out, exist_ok=True)
+        env = dict(os.environ, WICK_FUZZ_WRITE_SEEDS=out)
+        subprocess.run([binary, "-runs=0"], env=env, check=True, capture_output=True)
+    else:
+        print("make_corpus: %s not built; checkpoint seeds not written" % binary)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (build-fuzz: clang, ASan + UBSan + coverage, CPU only) and runs
+# each for SECONDS (default 20) over its seed corpus (tests/fuzz/corpus/<name>/, read only: new
+# inputs go to build-fuzz/corpus/<name>/). Fails on any finding - a crash, a sanitizer report, a
+# leak, a timeout (10 s per input) or an allocation over 2 GiB - and leaves its reproducer in
+# build-fuzz/findings/. Prints each fuzzer's executions.
+#
+#   tests/fuzz/run.sh [SECONDS] [FUZZER...]      e.g. tests/fuzz/run.sh 20
+#   FUZZ_RUNS=1000000 tests/fuzz/run.sh 0 fuzz_mnist   a fixed number of executions instead
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-20}
+shift || true
+all=(fuzz_safetensors fuzz_checkpoint fuzz_checkpoint_struct fuzz_mnist fuzz_cifar10 fuzz_trace
+     fuzz_alloc_config)
+fuzzers=("$@")
+[ ${#fuzzers[@]} -gt 0 ] || fuzzers=("${all[@]}")
+build=build-fuzz
+
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  # Tests, tools' siblings and the Python extension are off: only the harnesses and the library.
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DCMAKE_CXX_COMPILER=clang++ -DWICK_FUZZ=ON -DWICK_CUDA=OFF -DWICK_PYTHON=OFF \
+    -DWICK_DISTRIBUTED=OFF -DWICK_TESTS=OFF -DWICK_BENCHMARKS=OFF -DWICK_EXAMPLES=OFF > /dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target "${fuzzers[@]}"
+
+mkdir -p "$build/findings"
+# One libFuzzer process per core would halve each one's speed on a shared machine; run in turn.
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+limit=(-max_total_time="$seconds")
+[ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+failed=()
+for f in "${fuzzers[@]}"; do
+  work="$build/corpus/$f"
+  mkdir -p "$work"
+  log="$build/findings/$f.log"
+  start=$(date +%s)
+  if "$build/tests/fuzz/$f" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$build/findings/$f-" "$work" "tests/fuzz/corpus/$f" > "$log" 2>&1; then
+    status=ok
+  else
+    status=FINDING
+    failed+=("$f")
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  printf '%-24s %-8s %10s executions %5d s\n' "$f" "$status" "$runs" "$(( $(date +%s) - start ))"
+  if [ "$status" = FINDING ]; then grep -m 12 -E 'ERROR|SUMMARY|finding|#[0-9]+ 0x' "$log" || true; fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: findings in ${failed[*]} (logs and reproducers in $build/findings/)" >&2
+  exit 1
+fi
+echo "fuzz: ${#fuzzers[@]} fuzzers, no findings"
