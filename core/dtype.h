@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <type_traits>
 
@@ -93,12 +94,31 @@ using accumulate_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, 
 // Converts one element between dtypes the way a cast does: through the compute types, and to bool
 // as "is not zero".
 // The same on the host and in CUDA kernels, so a value converted on the GPU has the CPU's bits.
+// A floating value as the integer type Int, saturating: NaN, infinities and values outside Int's
+// range are undefined behaviour for a plain cast (UBSan; the checkpoint fuzzer found it). NaN
+// becomes 0 and the rest clamp to Int's limits, which is what CUDA's conversion instructions do,
+// so the CPU and the GPU agree.
+template <class Int, class Float>
+WICK_HOST_DEVICE inline Int saturating_cast(Float x) {
+  // Int's limits as doubles: max + 1 is a power of two, exactly representable.
+  constexpr double kMaxPlusOne = 2.0 * static_cast<double>(Int(1) << (sizeof(Int) * 8 - 2)) *
+                                 (std::is_signed_v<Int> ? 1.0 : 2.0);
+  constexpr double kMin = std::is_signed_v<Int> ? -kMaxPlusOne : 0.0;
+  double d = static_cast<double>(x);
+  if (d != d) return Int(0);
+  if (d >= kMaxPlusOne) return std::numeric_limits<Int>::max();
+  if (d <= kMin) return std::numeric_limits<Int>::min();
+  return static_cast<Int>(d);
+}
+
 template <class To, class From>
 WICK_HOST_DEVICE inline To convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
   } else if constexpr (std::is_same_v<To, bool>) {
     return static_cast<compute_t<From>>(x) != compute_t<From>(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<compute_t<From>>) {
+    return saturating_cast<To>(static_cast<compute_t<From>>(x));
   } else {
     return To(static_cast<compute_t<To>>(static_cast<compute_t<From>>(x)));
   }

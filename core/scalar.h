@@ -26,13 +26,7 @@ class Scalar {
     } else {
       kind_ = ScalarKind::Floating;
       d_ = static_cast<double>(v);
-      // Converting NaN, an infinity or a double outside int64's range is undefined behaviour
-      // (UBSan reports it; fuzz_checkpoint_struct found it): saturate instead, NaN to 0.
-      constexpr double kLimit = 9223372036854775808.0;  // 2^63
-      i_ = d_ != d_       ? 0
-           : d_ >= kLimit ? INT64_MAX
-           : d_ < -kLimit ? INT64_MIN
-                          : static_cast<int64_t>(d_);
+      i_ = saturating_cast<int64_t>(d_);  // NaN, infinities and huge values are UB for a cast
     }
   }
 
@@ -47,7 +41,7 @@ class Scalar {
     if constexpr (std::is_same_v<T, bool>) {
       return kind_ == ScalarKind::Floating ? d_ != 0.0 : i_ != 0;
     } else if constexpr (std::is_integral_v<T>) {
-      return kind_ == ScalarKind::Floating ? static_cast<T>(d_) : static_cast<T>(i_);
+      return kind_ == ScalarKind::Floating ? saturating_cast<T>(d_) : static_cast<T>(i_);
     } else {
       return static_cast<T>(kind_ == ScalarKind::Floating ? d_ : static_cast<double>(i_));
     }

@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 
 #include "core/op_table.h"
+#include "core/ops/op_utils.h"
 #include "cuda/api.h"
 #include "python/bind_common.h"
 
@@ -108,6 +109,14 @@ py::object assign(py::object self, const Tensor& result, const char* op) {
              result.dtype(), " can't be cast to the desired output type ", t.dtype());
   t.copy_(result);
   return self;
+}
+
+// In-place ops computed out of place and then assigned (div_, pow_, add_ with alpha) still refuse
+// a partially overlapping tensor operand, as the kernel-backed ones do (Note [partial overlap]):
+// their answer would be right, but PyTorch raises, and code moved between the two must not
+// change behaviour.
+void check_operand_overlap(const Tensor& self, py::handle other, const char* op) {
+  if (const Tensor* o = try_tensor(other)) detail::check_no_partial_overlap(op, self, *o);
 }
 
 template <class F, class... Extra>
@@ -222,10 +231,12 @@ void bind_operators(py::class_<Tensor>& cls) {
       .def("__itruediv__",
            [](py::object self, py::handle b) -> py::object {
              const Tensor& t = self.cast<const Tensor&>();
+             check_operand_overlap(t, b, "div_");
              return assign(self, binary_method<div_tt, div_ts>(t, b), "div_");
            })
       .def("__ipow__", [](py::object self, py::handle b) -> py::object {
         const Tensor& t = self.cast<const Tensor&>();
+        check_operand_overlap(t, b, "pow_");
         return assign(self, binary_method<pow_tt, pow_ts>(t, b), "pow_");
       });
 }
@@ -240,6 +251,7 @@ void bind_inplace(py::class_<Tensor>& cls) {
              t.add_(*o);
              return self;
            }
+           check_operand_overlap(t, other, "add_");
            return assign(self,
                          scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), false),
                          "add_");
@@ -253,6 +265,7 @@ void bind_inplace(py::class_<Tensor>& cls) {
               t.sub_(*o);
               return self;
             }
+            check_operand_overlap(t, other, "sub_");
             return assign(self,
                           scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), true),
                           "sub_");
@@ -273,6 +286,7 @@ void bind_inplace(py::class_<Tensor>& cls) {
       .def(
           "div_",
           [](py::object self, py::handle other) {
+            check_operand_overlap(self.cast<const Tensor&>(), other, "div_");
             return assign(self, binary_method<div_tt, div_ts>(self.cast<const Tensor&>(), other),
                           "div_");
           },
@@ -280,6 +294,7 @@ void bind_inplace(py::class_<Tensor>& cls) {
       .def(
           "pow_",
           [](py::object self, py::handle e) {
+            check_operand_overlap(self.cast<const Tensor&>(), e, "pow_");
             return assign(self, binary_method<pow_tt, pow_ts>(self.cast<const Tensor&>(), e),
                           "pow_");
           },

@@ -54,6 +54,11 @@ void reduce_outputs(const Tensor& in, Tensor& out, const DimVec& dims, const Ran
   const T* src = static_cast<const T*>(in.data_ptr());
   T* dst = out.data<T>();
   int64_t outputs = kept.numel(), per_output = reduced.numel();
+  if (per_output == 0) {  // an empty input has no data pointer to offset: each output is empty
+    for (int64_t m = 0; m < outputs; ++m)
+      dst[m] = T(static_cast<compute_t<T>>(range(src, reduced, 0, 0)));
+    return;
+  }
   int threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();

@@ -1,5 +1,9 @@
 #include "core/ops/op_utils.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "core/ops.h"
 
 namespace wick::detail {
@@ -52,6 +56,25 @@ void check_no_internal_overlap(const char* op, const Tensor& t) {
   }
 }
 
+namespace {
+
+// True when the view's elements fill a block of storage exactly once, in some dimension order
+// (contiguous, transposed, permuted): its strides, sorted, are the running products of its sizes.
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size-1 dims left out
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.shape()[d] != 1) dims.emplace_back(t.strides()[d], t.shape()[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+}  // namespace
+
 void check_no_partial_overlap(const char* op, const Tensor& out, const Tensor& input) {
   if (!out.defined() || !input.defined() || out.storage() != input.storage()) return;
   if (out.numel() == 0 || input.numel() == 0) return;
@@ -59,6 +82,10 @@ void check_no_partial_overlap(const char* op, const Tensor& out, const Tensor& i
       out.strides() == input.strides()) {
     return;  // the same elements: each is read before it is written
   }
+  // PyTorch's rule (get_overlap_status): only views that are dense permutations of a contiguous
+  // block are compared; for others (x[::2] against x[1::2], which interleave without sharing an
+  // element) the storage ranges say too little, and the op runs, as in PyTorch.
+  if (!is_non_overlapping_and_dense(out) || !is_non_overlapping_and_dense(input)) return;
   // Both views exist, so their extents were checked when they were made and cannot overflow.
   int64_t out_end = checked_extent(op, out.shape(), out.strides(), out.offset());
   int64_t in_end = checked_extent(op, input.shape(), input.strides(), input.offset());

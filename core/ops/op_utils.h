@@ -35,8 +35,9 @@ void check_no_internal_overlap(const char* op, const Tensor& t);
 // An in-place op or a copy_ that reads `input` while writing `out` is only well defined when the
 // two are the same elements in the same order (x.add_(x)) or share no memory at all. When they
 // partly overlap (x[1:].add_(x[:-1]), x.copy_(x.t())) the result depends on the order the kernel
-// visits elements, so it is refused, as PyTorch refuses it. The check compares the storage ranges
-// the two views span, so it is conservative for interleaved views (x[::2] and x[1::2]).
+// visits elements, so it is refused, as PyTorch refuses it. As in PyTorch, the check compares the
+// storage ranges of views that are dense (contiguous up to a permutation of dims); other views,
+// such as the interleaved x[::2] and x[1::2], are let through.
 void check_no_partial_overlap(const char* op, const Tensor& out, const Tensor& input);
 
 }  // namespace wick::detail

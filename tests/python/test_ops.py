@@ -173,3 +173,18 @@ def test_any_all_amin_equal_allclose_mm():
         wick.mm(wick.ones(2, 3), wick.ones(4, 2))
     with pytest.raises(IndexError, match=r"\[amax\] cannot reduce over dimension 1 of size 0"):
         wick.amax(wick.ones(2, 0), 1)
+
+
+def test_in_place_overlap_rule_is_pytorchs():
+    """Partly overlapping dense views are refused by every in-place op, kernel-backed or not;
+    interleaved views (x[::2], x[1::2]) share no element and run, as in PyTorch."""
+    for op in ["add_", "sub_", "mul_", "div_", "pow_", "copy_"]:
+        x = wick.arange(1.0, 11.0)
+        with pytest.raises(RuntimeError, match="single memory location"):
+            getattr(x[1:], op)(x[:-1])
+    x = wick.arange(1.0, 11.0)
+    x[::2].add_(x[1::2])
+    np.testing.assert_array_equal(x.numpy()[::2], np.arange(1, 11)[::2] + np.arange(1, 11)[1::2])
+    y = wick.arange(1.0, 11.0)
+    y[:5].div_(y[5:])  # disjoint halves
+    np.testing.assert_allclose(y.numpy()[:5], np.arange(1, 6) / np.arange(6, 11))

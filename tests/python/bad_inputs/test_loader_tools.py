@@ -282,7 +282,7 @@ CASES = [
     Bad("type-linspace", lambda: wick.linspace(0, 1, "n"), TypeError, "linspace",
         ["(int, int, str)"]),
     Bad("type-eye", lambda: wick.eye("n"), TypeError, "eye", ["(str)"]),
-    Bad("type-manual-seed", lambda: wick.manual_seed("s"), TypeError, "manual_seed", ["(str)"]),
+    Bad("type-manual-seed", lambda: wick.manual_seed("s"), RuntimeError, "manual_seed", ["str"]),  # torch.Generator.manual_seed's type
     Bad("type-set-num-threads", lambda: wick.set_num_threads("4"), TypeError,
         "set_num_threads", ["(str)"]),
     Bad("type-from-numpy", lambda: wick.from_numpy([1, 2]), TypeError, "from_numpy",

@@ -100,7 +100,7 @@ def _onecycle_load_past_end():
 
 
 def _scaler_load(key, value):
-    scaler = GradScaler()
+    scaler = GradScaler("cpu")
     sd = scaler.state_dict()
     if value is None:
         del sd[key]
@@ -366,13 +366,13 @@ CASES = [
     Bad("clip-max-norm-negative", lambda: nn.utils.clip_grad_norm_([_param(2)], -1.0),
         ValueError, "clip_grad_norm_", ["-1"]),
     # ---- GradScaler ----
-    Bad("scaler-init-scale-negative", lambda: GradScaler(init_scale=-1.0), ValueError,
+    Bad("scaler-init-scale-negative", lambda: GradScaler("cpu", init_scale=-1.0), ValueError,
         "GradScaler", ["-1"]),
-    Bad("scaler-growth-factor", lambda: GradScaler(growth_factor=0.5), ValueError, "GradScaler",
+    Bad("scaler-growth-factor", lambda: GradScaler("cpu", growth_factor=0.5), ValueError, "GradScaler",
         ["0.5"]),
-    Bad("scaler-backoff-factor", lambda: GradScaler(backoff_factor=2.0), ValueError, "GradScaler",
+    Bad("scaler-backoff-factor", lambda: GradScaler("cpu", backoff_factor=2.0), ValueError, "GradScaler",
         ["2"]),
-    Bad("scaler-growth-interval", lambda: GradScaler(growth_interval=0), ValueError, "GradScaler",
+    Bad("scaler-growth-interval", lambda: GradScaler("cpu", growth_interval=0), ValueError, "GradScaler",
         ["0"]),
     Bad("scaler-load-scale-nan", lambda: _scaler_load("scale", math.nan), ValueError,
         "GradScaler.load_state_dict", ["nan"]),
