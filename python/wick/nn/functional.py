@@ -97,6 +97,13 @@ def _class_dim(input):
     return 1 if input.dim() > 1 else 0
 
 
+def _check_tensors(op, **tensors):
+    """Loss arguments must be tensors: a one-line TypeError naming the loss and the argument."""
+    for name, value in tensors.items():
+        if value is not None and not isinstance(value, _C.Tensor):
+            raise TypeError(f"[{op}] {name} must be a Tensor; got {type(value).__name__} {value!r}")
+
+
 def _check_class_weight(op, input, weight):
     """A class-weight vector must have one entry per class (PyTorch raises RuntimeError)."""
     classes = input.shape[_class_dim(input)]
@@ -145,6 +152,7 @@ def _class_weighted_nll(op, logp, target, weight, ignore_index, reduction):
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
+    _check_tensors("cross_entropy", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if target.is_floating_point():  # class probabilities, same shape as input
         if tuple(target.shape) != tuple(input.shape):
@@ -172,6 +180,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    _check_tensors("nll_loss", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is not None:
         return _class_weighted_nll("nll_loss", input, target, weight, ignore_index, reduction)
@@ -188,6 +197,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
+    _check_tensors("binary_cross_entropy_with_logits", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is None:
         return _nn.binary_cross_entropy_with_logits(input, target, reduction, pos_weight)

@@ -1,18 +1,35 @@
 """wick.nn.init: parameter initialisation in place (torch.nn.init), run by the C++ functions of
 nn/init.h. Each takes the tensor (a Parameter usually) and returns it."""
 
+import functools
+import warnings
+
 from wick import _C
 
 _nn = _C._nn
+
+
+def _skip_empty(init):
+    """PyTorch's rule for the fan-based initialisers: a tensor with no elements (Linear(0, 4))
+    has no fan to scale by, and initialising it is a no-op with a warning, not an error."""
+
+    @functools.wraps(init)
+    def wrapper(tensor, *args, **kwargs):
+        if tensor.numel() == 0:
+            warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+            return tensor
+        return init(tensor, *args, **kwargs)
+
+    return wrapper
 
 uniform_ = _nn.uniform_
 normal_ = _nn.normal_
 constant_ = _nn.constant_
 zeros_ = _nn.zeros_
 ones_ = _nn.ones_
-xavier_uniform_ = _nn.xavier_uniform_
-xavier_normal_ = _nn.xavier_normal_
-kaiming_uniform_ = _nn.kaiming_uniform_
-kaiming_normal_ = _nn.kaiming_normal_
+xavier_uniform_ = _skip_empty(_nn.xavier_uniform_)
+xavier_normal_ = _skip_empty(_nn.xavier_normal_)
+kaiming_uniform_ = _skip_empty(_nn.kaiming_uniform_)
+kaiming_normal_ = _skip_empty(_nn.kaiming_normal_)
 calculate_gain = _nn.calculate_gain
 _calculate_fan_in_and_fan_out = _nn.calculate_fan_in_and_fan_out

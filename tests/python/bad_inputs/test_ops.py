@@ -502,8 +502,29 @@ AUTOGRAD = [
         ["Tensor.__new__"]),
 ]
 
+# Layer constructors: the layer and the argument are named (python/wick/nn/modules/_args.py).
+CONSTRUCTORS = [
+    Bad("linear_negative_in", lambda: nn.Linear(-1, 4), ValueError, "Linear", ["in_features", "-1"]),
+    Bad("linear_float_out", lambda: nn.Linear(3, 2.5), TypeError, "Linear", ["out_features", "2.5"]),
+    Bad("conv_str_channels", lambda: nn.Conv2d(1, "c", 3), TypeError, "Conv2d", ["out_channels", "'c'"]),
+    Bad("conv_zero_kernel", lambda: nn.Conv2d(1, 2, 0), ValueError, "Conv2d", ["kernel_size", "0"]),
+    Bad("conv_negative_padding", lambda: nn.Conv2d(1, 2, 3, padding=-1), ValueError, "Conv2d",
+        ["padding", "-1"]),
+    Bad("conv_zero_groups", lambda: nn.Conv2d(2, 2, 3, groups=0), ValueError, "Conv2d", ["groups", "0"]),
+    Bad("embedding_negative", lambda: nn.Embedding(-3, 2), ValueError, "Embedding",
+        ["num_embeddings", "-3"]),
+    Bad("batchnorm_negative", lambda: nn.BatchNorm2d(-2), ValueError, "BatchNorm2d",
+        ["num_features", "-2"]),
+    Bad("dropout_str_p", lambda: nn.Dropout("p"), TypeError, "Dropout", ["'p'"]),
+    Bad("module_to_float", lambda: nn.Linear(2, 2).to(3.5), TypeError, "Module.to", ["3.5"]),
+    Bad("cross_entropy_str_target", lambda: F.cross_entropy(W.ones(2, 3), "y"), TypeError,
+        "cross_entropy", ["target", "'y'"]),
+    Bad("bce_int_target", lambda: F.binary_cross_entropy_with_logits(W.ones(2), 3), TypeError,
+        "binary_cross_entropy_with_logits", ["target", "int"]),
+]
+
 CASES = CREATION + VIEWS + INDEXING + ELEMENTWISE + REDUCTIONS + MATMUL + FUNCTIONAL + LOSSES + \
-    LAYERS + AUTOGRAD
+    LAYERS + AUTOGRAD + CONSTRUCTORS
 
 
 @parametrize(CASES)

@@ -7,6 +7,7 @@ from wick.nn import functional as F
 from wick.nn import init
 from wick.nn.modules.module import Module
 from wick.nn.parameter import Parameter
+from wick.nn.modules import _args
 
 
 class _BatchNorm(Module):
@@ -15,7 +16,7 @@ class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None):
         super().__init__()
-        self.num_features = num_features
+        self.num_features = _args.size(type(self).__name__, "num_features", num_features)
         self.eps = eps
         self.momentum = momentum
         self.affine = affine

@@ -8,6 +8,7 @@ from wick.nn import functional as F
 from wick.nn import init
 from wick.nn.modules.module import Module
 from wick.nn.parameter import Parameter
+from wick.nn.modules import _args
 
 
 def _pair(x):
@@ -18,6 +19,14 @@ class Conv2d(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
+        in_channels = _args.size("Conv2d", "in_channels", in_channels, 1)
+        out_channels = _args.size("Conv2d", "out_channels", out_channels, 1)
+        groups = _args.size("Conv2d", "groups", groups, 1)
+        _args.sizes("Conv2d", "kernel_size", _pair(kernel_size), 1)
+        _args.sizes("Conv2d", "stride", _pair(stride), 1)
+        _args.sizes("Conv2d", "dilation", _pair(dilation), 1)
+        if not isinstance(padding, str):
+            _args.sizes("Conv2d", "padding", _pair(padding), 0)
         if in_channels % groups != 0 or out_channels % groups != 0:
             raise ValueError("in_channels and out_channels must be divisible by groups")
         if padding_mode != "zeros":

@@ -2,11 +2,13 @@
 
 from wick.nn import functional as F
 from wick.nn.modules.module import Module
+from wick.nn.modules import _args
 
 
 class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
+        _args.real(type(self).__name__, "p", p)
         if p < 0 or p > 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p

@@ -7,6 +7,7 @@ from wick.nn import functional as F
 from wick.nn import init
 from wick.nn.modules.module import Module
 from wick.nn.parameter import Parameter
+from wick.nn.modules import _args
 
 
 class Identity(Module):
@@ -23,8 +24,8 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
+        self.in_features = _args.size("Linear", "in_features", in_features)
+        self.out_features = _args.size("Linear", "out_features", out_features)
         self.weight = Parameter(wick.empty(out_features, in_features, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(wick.empty(out_features, device=device, dtype=dtype))

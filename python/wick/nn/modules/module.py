@@ -298,8 +298,11 @@ class Module:
                 device, dtype = a.device, a.dtype
             elif isinstance(a, (str, _C.device)):
                 device = a
-            else:
+            elif isinstance(a, _C.dtype):
                 dtype = a
+            else:
+                raise TypeError(f"[Module.to] expected a device, a dtype or a tensor; got "
+                                f"{type(a).__name__} {a!r}")
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got {dtype}")
 

@@ -5,6 +5,7 @@ from wick.nn import functional as F
 from wick.nn import init
 from wick.nn.modules.module import Module
 from wick.nn.parameter import Parameter
+from wick.nn.modules import _args
 
 
 class Embedding(Module):
@@ -12,6 +13,8 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  device=None, dtype=None):
         super().__init__()
+        num_embeddings = _args.size("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = _args.size("Embedding", "embedding_dim", embedding_dim)
         if max_norm is not None or scale_grad_by_freq or sparse:
             raise ValueError("Embedding: max_norm, scale_grad_by_freq and sparse are not "
                              "supported")
