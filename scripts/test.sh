@@ -46,7 +46,7 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-
   -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_PYTHON=OFF -DWICK_DISTRIBUTED=OFF -DWICK_BENCHMARKS=OFF \
   -DWICK_EXAMPLES=OFF > /dev/null
 # With MPI, the multi-process tests (tests/distributed) run under the sanitizers too.
-targets=(wick_tests)
+targets=(wick_tests wick_env_tests)
 if grep -q "WICK_DISTRIBUTED:BOOL=ON" build-sanitize/CMakeCache.txt; then
   targets+=(wick_dist_tests failure_probe)
 fi
