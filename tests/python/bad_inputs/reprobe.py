@@ -277,7 +277,7 @@ def classify(case, wick_out, torch_out):
     if case.expect == "ok":
         return "ok" if raised is None else "unclear"
     if raised is None:
-        return "silent" if (torch_out is None or torch_out.get("raised") or case.cls == "state") else "both-accept"
+        return "silent" if (torch_out is None or torch_out.get("raised")) else "both-accept"
     if not message.strip() or not any(n.lower() in message.lower() for n in case.names):
         return "unclear"
     return "clear"
