@@ -18,6 +18,12 @@ TensorList AccumulateGrad::apply(const Tensor& grad_output) {
     Tensor replaced = hook(grad);
     if (replaced.defined()) grad = replaced;
   }
+  if (GradMode::is_enabled() && grad.requires_grad()) {
+    // create_graph: .grad keeps the gradient's graph, so accumulate out of place.
+    meta.grad = meta.grad.defined() ? meta.grad + grad : grad;
+    for (const PostAccumulateGradHook& hook : meta.post_accumulate_grad_hooks) hook(leaf_);
+    return {};
+  }
   NoGradGuard no_grad;
   if (!meta.grad.defined()) {
     // Take the incoming buffer when nothing else can see it; otherwise copy, so that later

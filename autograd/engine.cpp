@@ -91,7 +91,9 @@ Tensor default_gradient(const Tensor& output, const Tensor& given, size_t index)
 // Runs the graph. With `capture` non-empty, gradients arriving at the captured nodes are
 // returned instead of being propagated into .grad (autograd::grad).
 std::vector<Tensor> run(const TensorList& outputs, const TensorList& grad_outputs,
-                        bool retain_graph, const std::vector<Node*>& capture) {
+                        bool retain_graph, bool create_graph, const std::vector<Node*>& capture) {
+  // The gradient's graph reuses this graph's nodes and saved tensors, so they must stay.
+  retain_graph = retain_graph || create_graph;
   check_value(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "backward", "got ",
               outputs.size(), " outputs but ", grad_outputs.size(), " gradients");
   std::vector<Node*> roots;
@@ -120,7 +122,14 @@ std::vector<Tensor> run(const TensorList& outputs, const TensorList& grad_output
   }
 
   std::vector<Tensor> captured(capture.size());
-  NoGradGuard no_grad;  // backward formulas are not themselves recorded
+  // Note [higher-order gradients]
+  // Backward formulas are written with wick's differentiable ops, so running them with grad mode
+  // on records the graph of the gradient itself: that is all create_graph does. Three things make
+  // the recorded graph complete. A node's saved output gets its producer back as grad_fn when
+  // unpacked (SavedTensor::unpack). Formulas that call a fused backward kernel (tanh_backward,
+  // conv2d_backward, ...) switch to an equivalent made of differentiable ops, or to a node of
+  // their own, while grad mode is on. AccumulateGrad adds out of place, keeping .grad's graph.
+  GradModeGuard grad_mode(create_graph);
   while (!ready.empty()) {
     Node* node = ready.top().node;
     ready.pop();
@@ -156,12 +165,13 @@ std::vector<Tensor> run(const TensorList& outputs, const TensorList& grad_output
 
 }  // namespace
 
-void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph) {
-  run(outputs, grad_outputs, retain_graph, {});
+void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph,
+              bool create_graph) {
+  run(outputs, grad_outputs, retain_graph, create_graph, {});
 }
 
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
-                bool retain_graph, bool allow_unused) {
+                bool retain_graph, bool allow_unused, bool create_graph) {
   std::vector<Node*> capture;
   std::vector<std::shared_ptr<Node>> keep_alive;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -169,7 +179,7 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs, const Tenso
     keep_alive.push_back(gradient_edge(inputs[i]));
     capture.push_back(keep_alive.back().get());
   }
-  TensorList result = run(outputs, grad_outputs, retain_graph, capture);
+  TensorList result = run(outputs, grad_outputs, retain_graph, create_graph, capture);
   for (size_t i = 0; i < result.size(); ++i) {
     check_value(allow_unused || result[i].defined(), "grad", "input ", i,
                 " was not used to compute the outputs; pass allow_unused=true if that is "

@@ -33,4 +33,19 @@ class EnableGradGuard {
   bool previous_;
 };
 
+// Sets grad mode to `enabled` for a scope: the engine runs backward formulas with it on under
+// create_graph (so they record the graph of the gradient), off otherwise.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool enabled) : previous_(GradMode::is_enabled()) {
+    GradMode::set_enabled(enabled);
+  }
+  ~GradModeGuard() { GradMode::set_enabled(previous_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace wick

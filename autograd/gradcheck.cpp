@@ -1,6 +1,7 @@
 #include "autograd/gradcheck.h"
 
 #include <cmath>
+#include <random>
 #include <sstream>
 #include <vector>
 
@@ -90,6 +91,44 @@ bool gradcheck(const std::function<Tensor(const TensorList&)>& fn, const TensorL
     }
   }
   return true;
+}
+
+bool gradgradcheck(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,
+                   const Tensor& grad_output, const GradcheckOptions& options) {
+  Tensor seed = grad_output;
+  if (!seed.defined()) {
+    Tensor output = fn(inputs);
+    std::mt19937_64 rng(0);
+    std::normal_distribution<double> normal;
+    std::vector<double> values(output.numel());
+    for (double& v : values) v = normal(rng);
+    seed = tensor(values, output.shape(), TensorOptions(kFloat64));
+  }
+  check_type(seed.dtype() == kFloat64, "gradgradcheck", "grad_output must be float64; got ",
+             seed.dtype());
+  if (!seed.requires_grad()) seed = seed.detach().requires_grad_(true);
+  const size_t n = inputs.size();
+  // The first derivatives, flattened into one tensor; gradcheck differentiates them again.
+  auto first_derivatives = [&](const TensorList& args) {
+    EnableGradGuard grad_mode;  // gradcheck evaluates its function under no_grad
+    TensorList ins(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(n));
+    Tensor output = fn(ins);
+    TensorList wrt;
+    for (const Tensor& t : ins) {
+      if (t.defined() && t.requires_grad()) wrt.push_back(t);
+    }
+    TensorList grads = autograd::grad({output}, wrt, {args[n]}, /*retain_graph=*/true,
+                                      /*allow_unused=*/true, /*create_graph=*/true);
+    TensorList parts;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      Tensor g = grads[i].defined() ? grads[i] : zeros_like(wrt[i]);
+      parts.push_back(g.reshape(Shape{-1}));
+    }
+    return cat(parts, 0);
+  };
+  TensorList all = inputs;
+  all.push_back(seed);
+  return gradcheck(first_derivatives, all, options);
 }
 
 }  // namespace wick

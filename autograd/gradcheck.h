@@ -30,4 +30,12 @@ class GradcheckError : public std::runtime_error {
 bool gradcheck(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,
                const GradcheckOptions& options = {});
 
+// gradgradcheck: gradcheck of the gradient. The function checked is
+//   (inputs..., grad_output) -> autograd::grad(fn(inputs), inputs, grad_output, create_graph)
+// so every second derivative (and the gradient's dependence on grad_output) is compared with
+// finite differences of the first derivatives. grad_output defaults to fixed pseudo-random
+// float64 values of the output's shape, as PyTorch's gen_non_contig_grad_outputs=False does.
+bool gradgradcheck(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,
+                   const Tensor& grad_output = Tensor(), const GradcheckOptions& options = {});
+
 }  // namespace wick

@@ -55,7 +55,7 @@ AutogradMeta& autograd_meta(const Tensor& t) {
 
 AutogradMeta* autograd_meta_if_exists(const Tensor& t) { return t.impl()->autograd.get(); }
 
-SavedTensor::SavedTensor(const Tensor& t, bool is_output) : defined_(true) {
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output), defined_(true) {
   if (!t.defined()) return;  // an optional input that was not given; unpacks as undefined
   data_ = is_output ? t.detach() : t;
   version_ = t.version();
@@ -73,6 +73,12 @@ Tensor SavedTensor::unpack(const Node& owner) const {
               data_.version(), "; it was ", version_,
               " when saved), so its gradient would be wrong; avoid the in-place op or clone() "
               "the tensor first");
+  if (is_output_ && GradMode::is_enabled()) {
+    // The reference to the owner lives only as long as the gradient's graph: no cycle.
+    Tensor with_history = data_.detach();
+    set_history(with_history, std::const_pointer_cast<Node>(owner.shared_from_this()));
+    return with_history;
+  }
   return data_;
 }
 

@@ -71,7 +71,9 @@ class SavedTensor {
   // An op's own output is saved without its history: the output's grad_fn is the node that saves
   // it, and keeping the history would make a reference cycle that never frees the graph.
   explicit SavedTensor(const Tensor& t, bool is_output = false);
-  // The saved tensor, or an error if backward already freed it or an in-place op changed it.
+  // The saved tensor, or an error if backward already freed it or an in-place op changed it. A
+  // saved output unpacked while grad mode is on (a create_graph backward) comes back with
+  // `owner` as its grad_fn, so the gradient's graph reaches through it.
   Tensor unpack(const Node& owner) const;
   void reset();
   bool defined() const { return defined_; }
@@ -79,6 +81,7 @@ class SavedTensor {
  private:
   Tensor data_;
   uint64_t version_ = 0;
+  bool is_output_ = false;
   bool defined_ = false;
   bool released_ = false;
 };

@@ -74,8 +74,8 @@ std::shared_ptr<Node> Tensor::grad_fn() const {
   return meta ? meta->grad_fn : nullptr;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward({*this}, {gradient}, retain_graph);
+void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
 }
 
 Tensor Tensor::detach() const { return wick::detach(*this); }

@@ -83,7 +83,8 @@ class Tensor {
   Tensor grad() const;  // undefined when no gradient has been accumulated
   void set_grad(const Tensor& grad) const;
   std::shared_ptr<Node> grad_fn() const;
-  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false,
+                bool create_graph = false) const;
   Tensor detach() const;  // same storage, no history
   // Makes this tensor (every handle to it) view `source`'s data, keeping its autograd identity:
   // PyTorch's `param.data = ...`, used by Module::to() so optimizers keep their handles.

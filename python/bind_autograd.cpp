@@ -38,45 +38,55 @@ Tensor single_output(py::handle result) {
 
 }  // namespace
 
+void warn_create_graph_cycle() {
+  PyErr_WarnEx(PyExc_UserWarning,
+               "backward() with create_graph=True makes a reference cycle between each parameter "
+               "and its .grad (the gradient's graph holds the parameter); set .grad to None after "
+               "use to free it, or use wick.autograd.grad, which writes no .grad",
+               1);
+}
+
 void init_autograd(py::module_& m) {
   m.def("is_grad_enabled", &GradMode::is_enabled);
   m.def("_set_grad_enabled", &GradMode::set_enabled, py::arg("mode"));
 
   m.def(
       "_backward",
-      [](py::handle tensors, py::handle grad_tensors, py::handle retain_graph) {
+      [](py::handle tensors, py::handle grad_tensors, py::handle retain_graph, bool create_graph) {
         TensorList outputs = tensor_list(tensors, "tensors");
         TensorList grads = tensor_list(grad_tensors, "grad_tensors", true);
-        bool retain = !retain_graph.is_none() && retain_graph.cast<bool>();
+        bool retain = retain_graph.is_none() ? create_graph : retain_graph.cast<bool>();
+        if (create_graph) warn_create_graph_cycle();
         for (size_t i = 0; i < outputs.size(); ++i) {
           check_state(outputs[i].requires_grad(), "backward", "element ", i,
                       " of tensors does not require grad and does not have a grad_fn");
         }
         py::gil_scoped_release release;  // Note [GIL rules]
-        autograd::backward(outputs, grads, retain);
+        autograd::backward(outputs, grads, retain, create_graph);
       },
       py::arg("tensors"), py::arg("grad_tensors") = py::none(),
-      py::arg("retain_graph") = py::none());
+      py::arg("retain_graph") = py::none(), py::arg("create_graph") = false);
 
   m.def(
       "_grad",
       [](py::handle outputs, py::handle inputs, py::handle grad_outputs, py::handle retain_graph,
-         bool allow_unused) {
+         bool allow_unused, bool create_graph) {
         TensorList outs = tensor_list(outputs, "outputs");
         TensorList ins = tensor_list(inputs, "inputs");
         TensorList grads = tensor_list(grad_outputs, "grad_outputs", true);
-        bool retain = !retain_graph.is_none() && retain_graph.cast<bool>();
+        bool retain = retain_graph.is_none() ? create_graph : retain_graph.cast<bool>();
         TensorList result;
         {
           py::gil_scoped_release release;
-          result = autograd::grad(outs, ins, grads, retain, allow_unused);
+          result = autograd::grad(outs, ins, grads, retain, allow_unused, create_graph);
         }
         py::tuple out(result.size());
         for (size_t i = 0; i < result.size(); ++i) out[i] = wrap(result[i]);
         return out;
       },
       py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(),
-      py::arg("retain_graph") = py::none(), py::arg("allow_unused") = false);
+      py::arg("retain_graph") = py::none(), py::arg("allow_unused") = false,
+      py::arg("create_graph") = false);
 
   m.def(
       "_gradcheck",
@@ -95,6 +105,26 @@ void init_autograd(py::module_& m) {
       },
       py::arg("func"), py::arg("inputs"), py::arg("eps") = 1e-6, py::arg("atol") = 1e-5,
       py::arg("rtol") = 1e-3);
+
+  m.def(
+      "_gradgradcheck",
+      [](py::function fn, py::handle inputs, py::handle grad_output, double eps, double atol,
+         double rtol) {
+        TensorList ins = tensor_list(inputs, "inputs");
+        GradcheckOptions options;
+        options.eps = eps;
+        options.atol = atol;
+        options.rtol = rtol;
+        auto call = [&fn](const TensorList& args) {
+          py::tuple py_args(args.size());
+          for (size_t i = 0; i < args.size(); ++i) py_args[i] = py::cast(args[i]);
+          return single_output(fn(*py_args));
+        };
+        Tensor seed = grad_output.is_none() ? Tensor() : to_tensor(grad_output, "grad_outputs");
+        return gradgradcheck(call, ins, seed, options);
+      },
+      py::arg("func"), py::arg("inputs"), py::arg("grad_output") = py::none(),
+      py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3);
 }
 
 }  // namespace wick::python

@@ -116,6 +116,10 @@ py::object wrap(Tensor t);
 // An optional tensor argument: None -> undefined Tensor.
 Tensor optional_tensor(py::handle h, const char* what);
 
+// PyTorch's warning for backward(create_graph=True): .grad then holds a graph that holds the
+// parameter, a reference cycle that lives until .grad is set to None.
+void warn_create_graph_cycle();
+
 // A shape from `zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])` or `zeros(wick.Size(...))`:
 // `args` is the positional arguments. Negative sizes raise ValueError; element counts that
 // overflow are refused by the op (RuntimeError, Note [checked sizes]). `allow_minus_one` lets one

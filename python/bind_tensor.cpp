@@ -189,20 +189,20 @@ void init_tensor(py::module_& m) {
           [](const Tensor& t, const Tensor& source) { t.set_data(source); })
       .def(
           "backward",
-          [](const Tensor& t, py::handle gradient, bool retain_graph, py::handle create_graph,
+          [](const Tensor& t, py::handle gradient, py::handle retain, py::handle create_graph,
              py::handle inputs) {
-            if (!create_graph.is_none() && create_graph.cast<bool>()) {
-              throw py::value_error("[backward] create_graph=True is not supported by wick");
-            }
+            bool create = !create_graph.is_none() && create_graph.cast<bool>();
+            bool retain_graph = retain.is_none() ? create : retain.cast<bool>();
+            if (create) warn_create_graph_cycle();
             if (!inputs.is_none()) throw py::value_error("[backward] inputs= is not supported");
             Tensor g = optional_tensor(gradient, "gradient");
             check_state(t.requires_grad(), "backward",
                         "element 0 of tensors does not require grad and does not have a "
                         "grad_fn");
             py::gil_scoped_release release;  // Note [GIL rules]
-            t.backward(g, retain_graph);
+            t.backward(g, retain_graph, create);
           },
-          py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
+          py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(),
           py::arg("create_graph") = py::none(), py::arg("inputs") = py::none())
       .def(
           "register_hook",

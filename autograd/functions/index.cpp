@@ -1,5 +1,7 @@
 #include "autograd/functions/index.h"
 
+#include "autograd/functions/view.h"
+#include "autograd/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {
@@ -24,11 +26,17 @@ TensorList ScatterAddBackward::apply(const Tensor& grad) {
     src_grad = grad.gather(dim, idx);
     const Shape& src_shape = input_meta[1].shape;
     if (src_grad.shape() != src_shape) {  // src may be larger than index; the rest got no use
-      Tensor padded = zeros(src_shape, options_of(grad));
-      Tensor region = padded;
-      for (int64_t d = 0; d < idx.dim(); ++d) region = region.narrow(d, 0, idx.size(d));
-      region.copy_(src_grad);
-      src_grad = padded;
+      auto region_of = [&](Tensor t) {
+        for (int64_t d = 0; d < idx.dim(); ++d) t = t.narrow(d, 0, idx.size(d));
+        return t;
+      };
+      if (GradMode::is_enabled()) {  // copy_ into a view is not recorded; scatter instead
+        src_grad = scatter_into_zeros(src_grad, src_shape, region_of);
+      } else {
+        Tensor padded = zeros(src_shape, options_of(grad));
+        region_of(padded).copy_(src_grad);
+        src_grad = padded;
+      }
     }
   }
   return {grad, src_grad};

@@ -1,5 +1,6 @@
 #include "autograd/functions/reduction.h"
 
+#include "autograd/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {
@@ -38,6 +39,8 @@ TensorList AmaxBackward::apply(const Tensor& grad) {
 
 TensorList Norm2Backward::apply(const Tensor& grad) {
   Tensor x = input.unpack(*this), y = result.unpack(*this);
+  // The saved norm has no history (the output is its reshape); recompute it for create_graph.
+  if (GradMode::is_enabled()) y = sqrt(sum(x * x, dims.vec(), /*keepdim=*/true));
   Tensor scale = grad.reshape(y.shape()) / y;
   return {x * masked_fill(scale, y == 0, 0.0)};
 }

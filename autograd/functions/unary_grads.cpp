@@ -1,5 +1,6 @@
 #include "autograd/functions/unary_grads.h"
 
+#include "autograd/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {
@@ -51,28 +52,59 @@ Tensor erf_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
   return grad * exp(-(x * x)) * 1.1283791670955126;  // d/dx erf(x) = 2/sqrt(pi) e^(-x^2)
 }
 
-// The activations' derivatives are fused kernels: one pass instead of three or four ops.
+// The activations' derivatives are fused kernels: one pass instead of three or four ops. A
+// create_graph backward (grad mode on) needs the derivative's own graph, so there they are
+// written with differentiable ops instead (Note [higher-order gradients] in engine.cpp).
+namespace {
+bool recording() { return GradMode::is_enabled(); }
+constexpr double kInvSqrt2 = 0.70710678118654752;
+constexpr double kInvSqrt2Pi = 0.39894228040143268;  // 1 / sqrt(2 pi)
+constexpr double kSqrt2OverPi = 0.79788456080286536;
+constexpr double kGeluTanhCubic = 0.044715;
+}  // namespace
+
 Tensor tanh_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  if (recording()) return grad * (1.0 - y * y);
   return tanh_backward(grad, y);
 }
 
 Tensor sigmoid_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  if (recording()) return grad * y * (1.0 - y);
   return sigmoid_backward(grad, y);
 }
 
 Tensor relu_grad(const Tensor& grad, const Tensor& y, const UnaryAttrs&) {
+  if (recording()) return where(y > 0, grad, zeros_like(grad));
   return relu_backward(grad, y);
 }
 
 Tensor gelu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  // d/dx x Phi(x) = Phi(x) + x phi(x)
+  if (recording()) {
+    Tensor cdf = (erf(x * kInvSqrt2) + 1.0) * 0.5;
+    Tensor pdf = exp(x * x * -0.5) * kInvSqrt2Pi;
+    return grad * (cdf + x * pdf);
+  }
   return gelu_backward(grad, x, "none");
 }
 
 Tensor gelu_tanh_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  // With u = sqrt(2/pi) (x + 0.044715 x^3): d/dx x (1 + tanh u) / 2
+  //   = (1 + tanh u) / 2 + x (1 - tanh^2 u) u' / 2
+  if (recording()) {
+    Tensor t = tanh((x + x * x * x * kGeluTanhCubic) * kSqrt2OverPi);
+    Tensor du = (x * x * (3 * kGeluTanhCubic) + 1.0) * kSqrt2OverPi;
+    return grad * ((t + 1.0) * 0.5 + x * (1.0 - t * t) * du * 0.5);
+  }
   return gelu_backward(grad, x, "tanh");
 }
 
 Tensor silu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  // d/dx x s(x) = s (1 + x (1 - s))
+  if (recording()) {
+    Tensor s = sigmoid(x);
+    return grad * s * (x * (1.0 - s) + 1.0);
+  }
   return silu_backward(grad, x);
 }
 

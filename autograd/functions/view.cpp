@@ -1,5 +1,6 @@
 #include "autograd/functions/view.h"
 
+#include "autograd/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {
@@ -17,26 +18,30 @@ TensorList PermuteBackward::apply(const Tensor& grad) {
 TensorList ExpandBackward::apply(const Tensor& grad) { return {sum_to(grad, input_meta[0].shape)}; }
 
 TensorList SliceBackward::apply(const Tensor& grad) {
+  if (GradMode::is_enabled()) {  // copy_ into a view is not recorded; scatter instead
+    return {scatter_into_zeros(grad, input_meta[0].shape,
+                               [&](const Tensor& p) { return p.slice(dim, start, end, step); })};
+  }
   Tensor result = zeros(input_meta[0].shape, options_of(grad));
   result.slice(dim, start, end, step).copy_(grad);
   return {result};
 }
 
 TensorList SelectBackward::apply(const Tensor& grad) {
+  if (GradMode::is_enabled()) {
+    return {scatter_into_zeros(grad, input_meta[0].shape,
+                               [&](const Tensor& p) { return p.select(dim, index); })};
+  }
   Tensor result = zeros(input_meta[0].shape, options_of(grad));
   result.select(dim, index).copy_(grad);
   return {result};
 }
 
 TensorList AsStridedBackward::apply(const Tensor& grad) {
-  const Shape& input_shape = input_meta[0].shape;
   // Positions are relative to the input's first element, with the input read contiguously.
-  int64_t input_numel = numel(input_shape);
-  Tensor positions = arange(input_numel, TensorOptions(kInt64).with_device(grad.device()))
-                         .as_strided(shape, strides, offset);
-  Tensor flat = zeros(Shape{input_numel}, options_of(grad));
-  flat = flat.scatter_add(0, positions.reshape(Shape{-1}), grad.reshape(Shape{-1}));
-  return {flat.reshape(input_shape)};
+  return {scatter_into_zeros(grad, input_meta[0].shape, [&](const Tensor& p) {
+    return p.as_strided(shape, strides, offset);
+  })};
 }
 
 TensorList CopyBackward::apply(const Tensor& grad) { return {grad.to(input_meta[0].device)}; }

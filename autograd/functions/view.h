@@ -5,8 +5,22 @@
 #include <vector>
 
 #include "autograd/node.h"
+#include "core/ops.h"
 
 namespace wick {
+
+// Scatters `grad` into a zero tensor of `input_shape` at the positions `view_of` selects from it,
+// adding where positions repeat. Made of differentiable ops (scatter_add is linear in its
+// source), so it serves the create_graph backward of every view op.
+template <class View>
+Tensor scatter_into_zeros(const Tensor& grad, const Shape& input_shape, View view_of) {
+  int64_t input_numel = numel(input_shape);
+  Tensor positions = view_of(
+      arange(input_numel, TensorOptions(kInt64).with_device(grad.device())).reshape(input_shape));
+  Tensor flat = zeros(Shape{input_numel}, options_of(grad));
+  flat = flat.scatter_add(0, positions.reshape(Shape{-1}), grad.reshape(Shape{-1}));
+  return flat.reshape(input_shape);
+}
 
 // reshape, view, flatten, squeeze, unsqueeze: the gradient takes the input's shape back.
 struct ReshapeBackward : Node {

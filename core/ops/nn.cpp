@@ -123,7 +123,8 @@ Tensor conv2d(const Tensor& input_in, const Tensor& weight_in, const Tensor& bia
               ") with padding (", padding.h, ", ", padding.w, ") is smaller than the kernel (",
               weight.size(2), ", ", weight.size(3), ")");
 
-  Tensor x_c = x.contiguous().detach(), w_c = weight.contiguous().detach();
+  // Saved with their history: a create_graph backward differentiates through them.
+  Tensor x_c = x.contiguous(), w_c = weight.contiguous();
   Tensor b_c = bias.defined() ? bias.contiguous().detach() : Tensor();
   Tensor out = empty(Shape{x.size(0), weight.size(0), oh, ow}, options_of(x));
   dispatch<Conv2dKernel>(OpKey::conv2d, x.device(), x_c, w_c, b_c, out, p);
@@ -219,10 +220,13 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
               input.shape());
   // Statistics are computed in float32 (float64 stays float64), as autocast prescribes.
   DType compute = input.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  // Input and weight keep their history: they are saved, and a create_graph backward
+  // differentiates through them.
   auto prepare = [&](const Tensor& t) {
-    return t.defined() ? detail::cast(t, compute).contiguous().detach() : Tensor();
+    return t.defined() ? detail::cast(t, compute).contiguous() : Tensor();
   };
-  Tensor x = prepare(input), w = prepare(weight), b = prepare(bias);
+  Tensor x = prepare(input), w = prepare(weight);
+  Tensor b = bias.defined() ? prepare(bias).detach() : Tensor();
 
   if (!training && needs_grad(input, weight, bias)) {
     // Evaluation with autograd: a fixed affine map, expressed with differentiable ops.
@@ -258,6 +262,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     node->weight = SavedTensor(w);
     node->save_mean = SavedTensor(save_mean);
     node->save_invstd = SavedTensor(save_invstd);
+    node->eps = eps;
     set_history(out, node);
   }
   return out.dtype() == input.dtype() ? out : out.to(input.dtype());

@@ -148,7 +148,9 @@ std::vector<Case> cases() {
   };
 }
 
-void run_case(const Case& c, bool contiguous) {
+enum class Order { First, Second };
+
+void run_case(const Case& c, bool contiguous, Order order = Order::First) {
   TensorList inputs;
   uint64_t seed = 11;
   for (const Shape& s : c.shapes) {
@@ -162,9 +164,14 @@ void run_case(const Case& c, bool contiguous) {
     inputs.push_back(raw);
   }
   try {
-    gradcheck(c.fn, inputs);
+    if (order == Order::First) {
+      gradcheck(c.fn, inputs);
+    } else {
+      gradgradcheck(c.fn, inputs);
+    }
   } catch (const std::exception& e) {
-    ADD_FAILURE() << c.name << (contiguous ? "" : " (non-contiguous)") << ": " << e.what();
+    ADD_FAILURE() << c.name << (contiguous ? "" : " (non-contiguous)")
+                  << (order == Order::Second ? " (second derivatives)" : "") << ": " << e.what();
   }
 }
 
@@ -174,6 +181,27 @@ TEST(Gradcheck, EveryOpContiguous) {
 
 TEST(Gradcheck, EveryOpNonContiguous) {
   for (const Case& c : cases()) run_case(c, false);
+}
+
+// create_graph through every op: the gradient's own gradient against finite differences.
+TEST(Gradgradcheck, EveryOpContiguous) {
+  for (const Case& c : cases()) run_case(c, true, Order::Second);
+}
+
+TEST(Gradgradcheck, EveryOpNonContiguous) {
+  for (const Case& c : cases()) run_case(c, false, Order::Second);
+}
+
+TEST(Gradgradcheck, DetectsACutSecondDerivative) {
+  // x^2 as 2 x c - c^2 with c = x.detach(): right value and first derivative, but the first
+  // derivative has no graph back to x, so the second derivative reads 0 instead of 2.
+  auto cut = [](const TensorList& t) {
+    Tensor c = t[0].detach();
+    return t[0] * c * 2.0 - c * c;
+  };
+  Tensor x = input({3});
+  EXPECT_TRUE(gradcheck(cut, {x}));
+  EXPECT_THROW(gradgradcheck(cut, {x}), GradcheckError);
 }
 
 TEST(Gradcheck, InPlaceOpsUnderAutograd) {

@@ -217,6 +217,32 @@ def test_kernel_op_matches_pytorch(name):
         check(*GROUPED_CONV)
 
 
+def second_derivative_sample(name):
+    """The op's function and float64 inputs (requiring grad where the op differentiates them)."""
+    kind = sample_kind(name)
+    if kind == "unary":
+        call, make = unary_sample(name)
+        return (lambda x: call(wick, x)), [wick.tensor(make(3, 4, seed=2), requires_grad=True)]
+    if kind == "binary":
+        call = BINARY_CALL.get(name, lambda m, a, b: getattr(m, name)(a, b))
+        return (lambda a, b: call(wick, a, b)), [
+            wick.tensor(positive(3, 4), requires_grad=True),
+            wick.tensor(positive(3, 4, seed=1), requires_grad=True)]
+    fn, specs, requires_grad = KERNEL_SAMPLES[name]
+    rng = np.random.default_rng(5)
+    return (lambda *t: fn(wick, *t)), [
+        wick.tensor(rng.standard_normal(s), requires_grad=rg is not False)
+        for s, rg in zip(specs, requires_grad or [True] * len(specs))]
+
+
+@pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n]["differentiable"]))
+def test_second_derivatives_match_finite_differences(name):
+    # create_graph=True through every differentiable op: the gradient's own gradient (for the
+    # inputs and for grad_output) against finite differences of the first derivatives.
+    fn, inputs = second_derivative_sample(name)
+    assert wick.autograd.gradgradcheck(fn, tuple(inputs))
+
+
 @needs_torch
 @pytest.mark.parametrize("name", sorted(VIA_GRADIENT))
 def test_backward_kernels_through_their_forward(name):
