@@ -1,5 +1,5 @@
 // Everything a C++ program needs: tensors and ops, autograd, nn (layers, losses, optimizers,
-// schedules, checkpoints) and data (datasets and the data loader).
+// schedules, checkpoints, the Keras-style fit loop) and data (datasets and the data loader).
 #pragma once
 
 #include "autograd/engine.h"
@@ -9,9 +9,11 @@
 #include "core/generator.h"
 #include "core/ops.h"
 #include "data/data.h"
+#include "nn/callbacks.h"
 #include "nn/checkpoint.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"
+#include "nn/fit.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
