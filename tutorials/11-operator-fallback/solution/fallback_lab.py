@@ -32,7 +32,7 @@ def fallback_report(workload):
     was set is put back afterwards), and returns one row per op that fell back, the most
     expensive first: {"op", "calls", "copy_s", "kernel_s", "copy_share"}, where copy_share is
     copy_s / (copy_s + kernel_s)."""
-    # BEGIN SOLUTION: fallback.reset(), run under fallback.fallback_mode("silent"), then read fallback.stats()
+    # BEGIN SOLUTION: reset(), run under fallback_mode("silent"), then read fallback.stats()
     fallback.reset()
     with fallback.fallback_mode("silent"):
         workload()
@@ -51,7 +51,7 @@ def median_time(fn, repeats=7, warmup=1):
     """Seconds per call of fn(): `warmup` untimed calls (the first call fills the caching
     allocator and the caches), then the median of `repeats` timed calls, which a descheduled
     call on a busy machine cannot move the way it moves a mean."""
-    # BEGIN SOLUTION: call fn() warmup times, then time each of `repeats` calls with time.perf_counter()
+    # BEGIN SOLUTION: warmup untimed calls, then time each of `repeats` calls (time.perf_counter)
     for _ in range(warmup):
         fn()
     times = []
@@ -68,7 +68,7 @@ def with_and_without_kernel(op, fn, repeats=7):
     (sim.add_kernel: the CPU's kernel run in place on sim's memory, as a port would), and takes
     the kernel away again. Returns {"fallback_s", "kernel_s", "slowdown", "copy_share", "calls"},
     with calls and copy_share from the fallback runs' stats for `op`."""
-    # BEGIN SOLUTION: reset, median_time() in silent mode, read stats()[op]; add_kernel, time, remove_kernel in a finally
+    # BEGIN SOLUTION: time it silently, read stats()[op]; add_kernel, time, remove_kernel (finally)
     fallback.reset()
     with fallback.fallback_mode("silent"):
         slow = median_time(fn, repeats)
@@ -91,7 +91,7 @@ def first_fallback(fn):
     ("[where] no sim kernel, ..."), and the innermost traceback entry, the Python line that
     called the op (a traceback.FrameSummary: filename, lineno, name, line). None when fn() runs
     without a fallback; any other error propagates."""
-    # BEGIN SOLUTION: under fallback_mode("error"), catch RuntimeError; the op is between "[" and "]"; the frame is extract_tb(...)[-1]
+    # BEGIN SOLUTION: fallback_mode("error"); the op is in "[op]"; frame: extract_tb(...)[-1]
     try:
         with fallback.fallback_mode("error"):
             fn()
@@ -109,7 +109,7 @@ def porting_order(fn):
     """Every op of fn() that falls back on sim, in the order fn() first calls them: find the first
     one in strict mode, give it a kernel (sim.add_kernel), run again, until fn() runs clean. The
     kernels added here are taken away before returning, so sim is left as it was."""
-    # BEGIN SOLUTION: loop on first_fallback(fn), sim.add_kernel(op) for each op found; remove them all in a finally
+    # BEGIN SOLUTION: first_fallback, add_kernel, repeat; remove the kernels added (finally)
     added = []
     try:
         found = first_fallback(fn)
@@ -178,7 +178,7 @@ def build_kernel():
     os.makedirs(out_dir, exist_ok=True)
     library = os.path.join(out_dir, f"lab11-{os.path.basename(HERE)}-sim_where-{digest}.so")
     if not os.path.exists(library):
-        for old in glob.glob(os.path.join(out_dir, f"lab11-{os.path.basename(HERE)}-sim_where-*.so")):
+        for old in glob.glob(library.rsplit("-", 1)[0] + "-*.so"):
             os.remove(old)
         compiler = ["ccache", "g++"] if shutil.which("ccache") else ["g++"]
         command = compiler + ["-std=c++17", "-O2", "-march=native", "-fPIC", "-shared",

@@ -32,8 +32,8 @@ def fallback_report(workload):
     was set is put back afterwards), and returns one row per op that fell back, the most
     expensive first: {"op", "calls", "copy_s", "kernel_s", "copy_share"}, where copy_share is
     copy_s / (copy_s + kernel_s)."""
-    # TODO(11): fallback_report: fallback.reset(), run under fallback.fallback_mode("silent"), then read fallback.stats()
-    raise NotImplementedError("fallback_report: fallback.reset(), run under fallback.fallback_mode(\"silent\"), then read fallback.stats()")
+    # TODO(11): fallback_report: reset(), run under fallback_mode("silent"), then read fallback.stats()
+    raise NotImplementedError("fallback_report: reset(), run under fallback_mode(\"silent\"), then read fallback.stats()")
 
 
 # ---- 2. a fair timer, and an op with and without its kernel ----
@@ -42,8 +42,8 @@ def median_time(fn, repeats=7, warmup=1):
     """Seconds per call of fn(): `warmup` untimed calls (the first call fills the caching
     allocator and the caches), then the median of `repeats` timed calls, which a descheduled
     call on a busy machine cannot move the way it moves a mean."""
-    # TODO(11): median_time: call fn() warmup times, then time each of `repeats` calls with time.perf_counter()
-    raise NotImplementedError("median_time: call fn() warmup times, then time each of `repeats` calls with time.perf_counter()")
+    # TODO(11): median_time: warmup untimed calls, then time each of `repeats` calls (time.perf_counter)
+    raise NotImplementedError("median_time: warmup untimed calls, then time each of `repeats` calls (time.perf_counter)")
 
 
 def with_and_without_kernel(op, fn, repeats=7):
@@ -51,8 +51,8 @@ def with_and_without_kernel(op, fn, repeats=7):
     (sim.add_kernel: the CPU's kernel run in place on sim's memory, as a port would), and takes
     the kernel away again. Returns {"fallback_s", "kernel_s", "slowdown", "copy_share", "calls"},
     with calls and copy_share from the fallback runs' stats for `op`."""
-    # TODO(11): with_and_without_kernel: reset, median_time() in silent mode, read stats()[op]; add_kernel, time, remove_kernel in a finally
-    raise NotImplementedError("with_and_without_kernel: reset, median_time() in silent mode, read stats()[op]; add_kernel, time, remove_kernel in a finally")
+    # TODO(11): with_and_without_kernel: time it silently, read stats()[op]; add_kernel, time, remove_kernel (finally)
+    raise NotImplementedError("with_and_without_kernel: time it silently, read stats()[op]; add_kernel, time, remove_kernel (finally)")
 
 
 # ---- 3. strict mode: a hidden fallback becomes an error you can locate ----
@@ -63,16 +63,16 @@ def first_fallback(fn):
     ("[where] no sim kernel, ..."), and the innermost traceback entry, the Python line that
     called the op (a traceback.FrameSummary: filename, lineno, name, line). None when fn() runs
     without a fallback; any other error propagates."""
-    # TODO(11): first_fallback: under fallback_mode("error"), catch RuntimeError; the op is between "[" and "]"; the frame is extract_tb(...)[-1]
-    raise NotImplementedError("first_fallback: under fallback_mode(\"error\"), catch RuntimeError; the op is between \"[\" and \"]\"; the frame is extract_tb(...)[-1]")
+    # TODO(11): first_fallback: fallback_mode("error"); the op is in "[op]"; frame: extract_tb(...)[-1]
+    raise NotImplementedError("first_fallback: fallback_mode(\"error\"); the op is in \"[op]\"; frame: extract_tb(...)[-1]")
 
 
 def porting_order(fn):
     """Every op of fn() that falls back on sim, in the order fn() first calls them: find the first
     one in strict mode, give it a kernel (sim.add_kernel), run again, until fn() runs clean. The
     kernels added here are taken away before returning, so sim is left as it was."""
-    # TODO(11): porting_order: loop on first_fallback(fn), sim.add_kernel(op) for each op found; remove them all in a finally
-    raise NotImplementedError("porting_order: loop on first_fallback(fn), sim.add_kernel(op) for each op found; remove them all in a finally")
+    # TODO(11): porting_order: first_fallback, add_kernel, repeat; remove the kernels added (finally)
+    raise NotImplementedError("porting_order: first_fallback, add_kernel, repeat; remove the kernels added (finally)")
 
 
 # ---- 4. a cost model: bytes copied at a measured rate, plus the CPU kernel ----
@@ -126,7 +126,7 @@ def build_kernel():
     os.makedirs(out_dir, exist_ok=True)
     library = os.path.join(out_dir, f"lab11-{os.path.basename(HERE)}-sim_where-{digest}.so")
     if not os.path.exists(library):
-        for old in glob.glob(os.path.join(out_dir, f"lab11-{os.path.basename(HERE)}-sim_where-*.so")):
+        for old in glob.glob(library.rsplit("-", 1)[0] + "-*.so"):
             os.remove(old)
         compiler = ["ccache", "g++"] if shutil.which("ccache") else ["g++"]
         command = compiler + ["-std=c++17", "-O2", "-march=native", "-fPIC", "-shared",

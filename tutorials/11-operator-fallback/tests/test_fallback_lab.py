@@ -57,10 +57,15 @@ def big(n=1024):
 def test_report_matches_wicks_counters():
     step = cnn_step()
     step()  # the first step also fills sim's caching allocator
-    fallback.reset()
-    start = time.perf_counter()
-    step()
-    step_s = time.perf_counter() - start
+    runs = []  # (step seconds, of them in fallbacks, copying) of 3 steps; the median is reported
+    for _ in range(3):
+        fallback.reset()
+        start = time.perf_counter()
+        step()
+        stats = fallback.stats().values()
+        runs.append((time.perf_counter() - start, sum(s[1] + s[2] for s in stats),
+                     sum(s[1] for s in stats)))
+    step_s, fallback_s, copy_s = sorted(runs)[1]
     expected = {op: s[0] for op, s in fallback.stats().items()}
     fallback.set_mode("error")  # the report must count in silent mode, then put "error" back
     report = L.fallback_report(step)
@@ -72,10 +77,9 @@ def test_report_matches_wicks_counters():
     assert totals == sorted(totals, reverse=True), "the most expensive op comes first"
     for r in report:
         assert r["copy_share"] == pytest.approx(r["copy_s"] / (r["copy_s"] + r["kernel_s"]))
-    copy_s = sum(r["copy_s"] for r in report)
     figure("ops falling back in a CNN training step on sim", len(report))
     figure("CNN step on sim: time in fallbacks, of which copies",
-           f"{1e3 * sum(totals):.2f} of {1e3 * step_s:.2f} ms, {100 * copy_s / sum(totals):.0f}%")
+           f"{1e3 * fallback_s:.2f} of {1e3 * step_s:.2f} ms, {100 * copy_s / fallback_s:.0f}%")
     figure("most expensive fallback", f"{report[0]['op']} ({1e3 * totals[0]:.2f} ms)")
 
 
