@@ -8,7 +8,7 @@
 It has kernels for the elementwise, reduction, indexing, random, copy, GEMM and optimizer ops;
 where, softmax, convolution, pooling, batch norm and scatter_add fall back to the CPU
 (wick.backends.fallback). It exists so that operator fallback and a backend's allocator can be
-studied on a machine without an accelerator; tutorials/11-fallback is the lab.
+studied on a machine without an accelerator; tutorials/11-operator-fallback is the lab.
 """
 
 from wick import _C
