@@ -99,6 +99,9 @@ def test_transforms_reject_bad_calls():
         func.vmap(lambda a, b: a + b)(wick.ones(2, 3), wick.ones(4, 3))
     with pytest.raises(ValueError, match="in_dims=2 is out of range"):
         func.vmap(lambda a: a, in_dims=2)(wick.ones(2, 3))
+    with pytest.raises(NotImplementedError, match="nested vmap"):
+        func.vmap(func.vmap(lambda a: a.sin()))(wick.ones(2, 3))
+    assert wick.func is func  # import wick is enough, as with torch.func
 
 
 # vmap: each case is (function, batched input shapes); compared with a loop over the batch.

@@ -373,6 +373,9 @@ def vmap(func, in_dims=0, out_dims=0):
                              f"{len(args)} arguments")
         sizes, batched = [], []
         for i, (a, d) in enumerate(zip(args, dims)):
+            if isinstance(a, BatchedTensor):
+                raise NotImplementedError("vmap: nested vmap (vmap inside a vmapped function) "
+                                          "is not supported; vmap over the flattened batch")
             if d is None or not isinstance(a, _C.Tensor):
                 if d is not None and not isinstance(a, _C.Tensor):
                     raise ValueError(f"vmap: argument {i} is a {type(a).__name__}, not a tensor; "
