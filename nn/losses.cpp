@@ -136,8 +136,11 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   // Always float32 for 16-bit logits (autocast's rule for losses).
   Tensor x = is_reduced_float(input.dtype()) ? input.to(kFloat32) : input;
   Tensor y = target.to(x.dtype());
-  // -log(sigmoid(x)) = softplus(-x) = max(-x, 0) + log(1 + exp(-|x|))
-  Tensor softplus_neg = clamp_min(-x, 0.0) + log(exp(-abs(x)) + 1.0);
+  // -log(sigmoid(x)) = softplus(-x) = log(e^0 + e^-x), as a logsumexp: stable (it shifts by
+  // the max) and smooth at x = 0, where the form max(-x, 0) + log(1 + exp(-|x|)) has two kinks
+  // whose one-sided derivatives autograd cannot pair up (it gave -1 instead of -1/2 for the
+  // gradient at 0, and 0 instead of 1/4 for the second derivative).
+  Tensor softplus_neg = logsumexp(stack({zeros_like(x), -x}, 0), {0});
   Tensor losses;
   if (pos_weight.defined()) {
     // (1 - y) x + (1 + (pw - 1) y) softplus(-x)

@@ -93,6 +93,21 @@ def test_hessian_vector_product_matches_pytorch():
     np.testing.assert_allclose(results[0], results[1], rtol=1e-10, atol=1e-12)
 
 
+@needs_torch
+def test_bce_with_logits_derivatives_at_and_around_zero_match_pytorch():
+    # At a logit of exactly 0 (logistic regression started from w = 0) the loss has no kink: the
+    # first derivative is sigmoid(0) - y and the second sigmoid'(0) = 1/4.
+    logits, target = np.array([0.0, 0.0, -3.0, 2.5]), np.array([1.0, 0.0, 1.0, 0.3])
+    results = []
+    for m, z in zip((wick, torch), pair(logits)):
+        loss = m.nn.functional.binary_cross_entropy_with_logits(z, m.tensor(target))
+        (g,) = m.autograd.grad(loss, z, create_graph=True)
+        (h,) = m.autograd.grad(g.sum(), z)
+        results.append((g.detach().numpy(), h.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
 def test_without_create_graph_the_gradient_has_no_graph():
     x = wick.tensor([1.0, 2.0], requires_grad=True)
     (g,) = wick.autograd.grad((x ** 2).sum(), x)
