@@ -270,6 +270,9 @@ void init_interop(py::module_& m) {
   auto cls = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
   m.def(
       "from_numpy", [](py::array array) { return tensor_from_numpy(array); }, py::arg("ndarray"));
+  // NumPy defers to an operand of higher priority, so np.float64(2) * tensor calls the
+  // tensor's __rmul__ and stays a tensor (PyTorch's Tensor sets 1000 too).
+  cls.attr("__array_priority__") = 1000;
   cls.def("numpy", &tensor_to_numpy, py::kw_only(), py::arg("force") = false)
       .def(
           "__array__",

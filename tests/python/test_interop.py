@@ -99,3 +99,12 @@ def test_dlpack_with_numpy():
         wick.zeros(1, requires_grad=True).__dlpack__()
     with pytest.raises(TypeError):
         wick.from_dlpack(3)
+
+
+def test_numpy_scalars_times_tensors_stay_tensors():
+    # As in PyTorch: NumPy defers to the tensor (__array_priority__), so a learning rate read
+    # from a NumPy array does not turn the update into an ndarray.
+    for result in (np.float64(2.0) * wick.ones(2), np.float32(3.0) + wick.ones(2),
+                   wick.ones(2) * np.float64(2.0)):
+        assert isinstance(result, wick.Tensor)
+    np.testing.assert_allclose((np.float64(2.0) * wick.ones(2)).numpy(), [2.0, 2.0])
