@@ -334,23 +334,38 @@ _patch_lock = threading.RLock()
 _PATCHED_MODULES = [m for m in (wick, wick.nn.functional, _C, getattr(_C, "_nn", None)) if m]
 
 
+_wrappers = {}  # (module, name) -> (original function, its dispatching wrapper), made once
+_patch_depth = 0
+
+
 class _Patched:
-    """Puts dispatching wrappers in wick and wick.nn.functional for the mapped call."""
+    """Puts dispatching wrappers in the modules of _PATCHED_MODULES for the mapped call."""
 
     def __enter__(self):
+        global _patch_depth
         _patch_lock.acquire()
+        _patch_depth += 1
         self.saved = []
+        if _patch_depth > 1:  # already in place (a transform inside the mapped function)
+            return self
         for module in _PATCHED_MODULES:
             for name, fn in list(vars(module).items()):
                 is_function = type(fn).__name__ in ("builtin_function_or_method", "function")
-                if is_function and not name.startswith("_"):
-                    self.saved.append((module, name, fn))
-                    setattr(module, name, _dispatching(name, fn))
+                if not is_function or name.startswith("_"):
+                    continue
+                cached = _wrappers.get((module.__name__, name))
+                if cached is None or cached[0] is not fn:
+                    cached = (fn, _dispatching(name, fn))
+                    _wrappers[(module.__name__, name)] = cached
+                self.saved.append((module, name, fn))
+                setattr(module, name, cached[1])
         return self
 
     def __exit__(self, *exc):
+        global _patch_depth
         for module, name, fn in self.saved:
             setattr(module, name, fn)
+        _patch_depth -= 1
         _patch_lock.release()
 
 
