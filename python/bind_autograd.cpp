@@ -36,6 +36,15 @@ Tensor single_output(py::handle result) {
   return cat(parts, 0);
 }
 
+// A Python function of tensors as the C++ function gradcheck differentiates.
+std::function<Tensor(const TensorList&)> as_tensor_function(const py::function& fn) {
+  return [fn](const TensorList& args) {
+    py::tuple py_args(args.size());
+    for (size_t i = 0; i < args.size(); ++i) py_args[i] = py::cast(args[i]);
+    return single_output(fn(*py_args));
+  };
+}
+
 }  // namespace
 
 void warn_create_graph_cycle() {
@@ -91,17 +100,8 @@ void init_autograd(py::module_& m) {
   m.def(
       "_gradcheck",
       [](py::function fn, py::handle inputs, double eps, double atol, double rtol) {
-        TensorList ins = tensor_list(inputs, "inputs");
-        GradcheckOptions options;
-        options.eps = eps;
-        options.atol = atol;
-        options.rtol = rtol;
-        auto call = [&fn](const TensorList& args) {
-          py::tuple py_args(args.size());
-          for (size_t i = 0; i < args.size(); ++i) py_args[i] = py::cast(args[i]);
-          return single_output(fn(*py_args));
-        };
-        return gradcheck(call, ins, options);
+        return gradcheck(as_tensor_function(fn), tensor_list(inputs, "inputs"),
+                         GradcheckOptions{eps, atol, rtol});
       },
       py::arg("func"), py::arg("inputs"), py::arg("eps") = 1e-6, py::arg("atol") = 1e-5,
       py::arg("rtol") = 1e-3);
@@ -110,18 +110,9 @@ void init_autograd(py::module_& m) {
       "_gradgradcheck",
       [](py::function fn, py::handle inputs, py::handle grad_output, double eps, double atol,
          double rtol) {
-        TensorList ins = tensor_list(inputs, "inputs");
-        GradcheckOptions options;
-        options.eps = eps;
-        options.atol = atol;
-        options.rtol = rtol;
-        auto call = [&fn](const TensorList& args) {
-          py::tuple py_args(args.size());
-          for (size_t i = 0; i < args.size(); ++i) py_args[i] = py::cast(args[i]);
-          return single_output(fn(*py_args));
-        };
         Tensor seed = grad_output.is_none() ? Tensor() : to_tensor(grad_output, "grad_outputs");
-        return gradgradcheck(call, ins, seed, options);
+        return gradgradcheck(as_tensor_function(fn), tensor_list(inputs, "inputs"), seed,
+                             GradcheckOptions{eps, atol, rtol});
       },
       py::arg("func"), py::arg("inputs"), py::arg("grad_output") = py::none(),
       py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3);

@@ -59,6 +59,13 @@ def _as_tuple(out):
     return (out,) if isinstance(out, _C.Tensor) else tuple(out)
 
 
+def _check_shapes(fn_name, what, given, against, expected):
+    for i, (g, e) in enumerate(zip(given, expected)):
+        if tuple(g.shape) != tuple(e.shape):
+            raise ValueError(f"{fn_name}: {what} {i} has shape {tuple(g.shape)} but {against} {i} "
+                             f"has shape {tuple(e.shape)}")
+
+
 def _grads(outputs, inputs, cotangents, create_graph):
     grads = wick.autograd.grad(outputs, inputs, cotangents, retain_graph=True,
                                create_graph=create_graph, allow_unused=True)
@@ -164,10 +171,7 @@ def vjp(func, *primals, has_aux=False):
         if len(cotangents) != len(outputs):
             raise ValueError(f"vjp_fn: expected {len(outputs)} cotangents (one per output); got "
                              f"{len(cotangents)}")
-        for i, (o, c) in enumerate(zip(outputs, cotangents)):
-            if tuple(o.shape) != tuple(c.shape):
-                raise ValueError(f"vjp_fn: cotangent {i} has shape {tuple(c.shape)} but output "
-                                 f"{i} has shape {tuple(o.shape)}")
+        _check_shapes("vjp_fn", "cotangent", cotangents, "output", outputs)
         live = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
         if not live:
             return tuple(wick.zeros_like(x) for x in inputs)
@@ -185,10 +189,7 @@ def jvp(func, primals, tangents):
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: expected as many tangents as primals; got {len(tangents)} "
                          f"tangents for {len(primals)} primals")
-    for i, (p, t) in enumerate(zip(primals, tangents)):
-        if tuple(p.shape) != tuple(t.shape):
-            raise ValueError(f"jvp: tangent {i} has shape {tuple(t.shape)} but primal {i} has "
-                             f"shape {tuple(p.shape)}")
+    _check_shapes("jvp", "tangent", tangents, "primal", primals)
     create_graph = builtins.any(p.requires_grad for p in primals)
     inputs = [_stand_in(p, "jvp") for p in primals]
     with wick.enable_grad():
