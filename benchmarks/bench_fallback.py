@@ -9,29 +9,13 @@ sim's memory is host memory, so its "copies" cost a memcpy each way; on a GPU ea
 NVLink transfer plus a synchronisation, and the share is larger still."""
 
 import argparse
-import os
-import statistics
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("WICK_BUILD_DIR", os.path.join(ROOT, "build"))
-sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(os.path.abspath(BUILD), "python")]
+from bench_common import median_ms  # noqa: E402  (also puts the source tree on sys.path)
 
 import wick  # noqa: E402
 import wick.nn as nn  # noqa: E402
 import wick.nn.functional as F  # noqa: E402
 from wick.backends import fallback, sim  # noqa: E402
-
-
-def median_ms(fn, repeats):
-    fn()  # warm-up: the first call allocates the caching allocator's segments
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
 
 
 def op_table(repeats):

@@ -12,32 +12,14 @@ Both frameworks run on one thread. The reference is Debian's PyTorch 1.13 with f
 BLAS is OpenBLAS, whose kernel for this processor is set with OPENBLAS_CORETYPE (printed below)."""
 
 import argparse
-import ctypes
-import ctypes.util
 import os
-import statistics
 import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("WICK_BUILD_DIR", os.path.join(ROOT, "build"))
-sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(os.path.abspath(BUILD), "python")]
+import bench_common  # noqa: E402  the source tree on sys.path
+from bench_common import median_ms, openblas_corename  # noqa: E402
 
-
-def openblas_coretype():
-    """OpenBLAS's kernel for this processor (Debian's does not recognise every CPU)."""
-    flags = open("/proc/cpuinfo").read()
-    if " avx512f" in flags:
-        return "SkylakeX"
-    if " avx2" in flags:
-        return "Zen" if "AuthenticAMD" in flags else "Haswell"
-    return None
-
-
-if "OPENBLAS_CORETYPE" not in os.environ and openblas_coretype():
-    os.environ["OPENBLAS_CORETYPE"] = openblas_coretype()
-    os.execv(sys.executable, [sys.executable] + sys.argv)  # OpenBLAS reads it when it loads
+bench_common.use_openblas_kernel()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -45,26 +27,6 @@ import functorch  # noqa: E402
 
 import wick  # noqa: E402
 from wick import func  # noqa: E402
-
-
-def openblas_corename():
-    for name in ("openblas", "openblas64_"):
-        path = ctypes.util.find_library(name)
-        if path:
-            lib = ctypes.CDLL(path)
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            return lib.openblas_get_corename().decode()
-    return "not found"
-
-
-def median_ms(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
 
 
 def mlp_case(m, grad_fn, x, y, w1, w2):

@@ -43,6 +43,9 @@ struct UnaryAttrs {
       -std::numeric_limits<double>::infinity();  // clamp (an infinite bound clamps nothing)
   double max = std::numeric_limits<double>::infinity();
   double exponent = 1.0;  // pow_scalar
+  double alpha = 1.0;     // elu
+  double beta = 1.0;      // softplus
+  double threshold = 20.0;
 };
 
 using UnaryKernel = void (*)(const Tensor& in, Tensor& out, const UnaryAttrs& attrs);
@@ -61,6 +64,13 @@ using RandomKernel = void (*)(Tensor& out, double a, double b, PhiloxState state
 // out[i] = a[i] @ b[i] for 3-D tensors of any strides; out is contiguous [batch, m, n].
 using BmmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out);
 // index_select: out = in.index_select(dim, index); gather: out = in.gather(dim, index).
+// Inclusive scan along `dim` (cumsum, cumprod) of a contiguous `in` into a contiguous `out` of
+// the same shape and dtype, accumulating in the compute type.
+using ScanKernel = void (*)(const Tensor& in, Tensor& out, int64_t dim);
+// Stable sort along `dim` of a contiguous `in` into contiguous `values` and int64 `indices`;
+// NaN sorts above every number (last ascending, first descending), as in PyTorch.
+using SortKernel = void (*)(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim,
+                            bool descending);
 using IndexKernel = void (*)(const Tensor& in, int64_t dim, const Tensor& index, Tensor& out);
 // self[... index[i] ...] += src[... i ...] along dim.
 using ScatterAddKernel = void (*)(Tensor& self, int64_t dim, const Tensor& index,

@@ -5,11 +5,13 @@
 
 #include "core/ops/advanced_index.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/elementwise_math.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
 #include "core/ops/join.h"
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
 #include "core/ops/reduce.h"
+#include "core/ops/scan.h"
 #include "core/ops/view.h"
 #include "core/tensor.h"

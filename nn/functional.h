@@ -70,6 +70,20 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         Reduction reduction = Reduction::Mean,
                                         const Tensor& pos_weight = Tensor());
+// input: probabilities in [0, 1]; the logs are clamped at -100, as PyTorch does, so a certain
+// wrong answer costs 100 rather than infinity. weight (optional) broadcasts to the input.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const Tensor& weight = Tensor(), Reduction reduction = Reduction::Mean);
+// Quadratic within beta (delta) of the target and linear outside: smooth_l1 is huber / beta.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      Reduction reduction = Reduction::Mean, double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  double delta = 1.0);
+// input: log-probabilities; target: probabilities (or log-probabilities with log_target).
+// batch_mean divides the sum by the batch size, the mathematically correct KL divergence
+// (PyTorch's reduction='batchmean'); Reduction::Mean averages over every element.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+              bool log_target = false, bool batch_mean = false);
 
 }  // namespace wick::nn::functional
 

@@ -152,4 +152,73 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   return reduce(losses, reduction);
 }
 
+namespace {
+
+// Both tensors defined, of one shape, and float32 under autocast (the losses' rule).
+void pointwise_inputs(const char* op, const Tensor& input_in, const Tensor& target_in,
+                      Tensor& input, Tensor& target) {
+  check_value(input_in.defined() && target_in.defined(), op, "got an undefined tensor");
+  check_value(input_in.shape() == target_in.shape(), op, "input shape ", input_in.shape(),
+              " and target shape ", target_in.shape(),
+              " differ; broadcasting them is almost always a bug, so reshape one explicitly");
+  input = autocast::cast(AutocastPolicy::Float32, input_in);
+  target = autocast::cast(AutocastPolicy::Float32, target_in).to(input.dtype());
+}
+
+}  // namespace
+
+Tensor binary_cross_entropy(const Tensor& input_in, const Tensor& target_in, const Tensor& weight,
+                            Reduction reduction) {
+  Tensor x, y;
+  pointwise_inputs("binary_cross_entropy", input_in, target_in, x, y);
+  if (x.numel() > 0) {
+    NoGradGuard no_grad;
+    double low = x.min().item<double>(), high = x.max().item<double>();
+    check_state(low >= 0.0 && high <= 1.0, "binary_cross_entropy",
+                "all elements of input should be between 0 and 1; got values in [", low, ", ", high,
+                "]");
+  }
+  Tensor log_x = clamp_min(log(x), -100.0), log_1mx = clamp_min(log(1.0 - x), -100.0);
+  Tensor losses = -(y * log_x + (1.0 - y) * log_1mx);
+  if (weight.defined()) losses = losses * weight.to(losses.dtype());
+  return reduce(losses, reduction);
+}
+
+Tensor huber_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction,
+                  double delta) {
+  check_value(delta > 0.0, "huber_loss", "delta must be positive; got ", delta);
+  Tensor x, y;
+  pointwise_inputs("huber_loss", input_in, target_in, x, y);
+  Tensor d = abs(x - y);
+  Tensor losses = where(d <= delta, d * d * 0.5, (d - 0.5 * delta) * delta);
+  return reduce(losses, reduction);
+}
+
+Tensor smooth_l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction,
+                      double beta) {
+  check_value(beta >= 0.0, "smooth_l1_loss", "beta must be non-negative; got ", beta);
+  Tensor x, y;
+  pointwise_inputs("smooth_l1_loss", input_in, target_in, x, y);
+  Tensor d = abs(x - y);
+  if (beta == 0.0) return reduce(d, reduction);  // the limit is the L1 loss
+  Tensor losses = where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta);
+  return reduce(losses, reduction);
+}
+
+Tensor kl_div(const Tensor& input_in, const Tensor& target_in, Reduction reduction, bool log_target,
+              bool batch_mean) {
+  Tensor x, y;
+  pointwise_inputs("kl_div", input_in, target_in, x, y);
+  Tensor losses;
+  if (log_target) {
+    losses = exp(y) * (y - x);
+  } else {
+    // target * (log target - input), with 0 log 0 = 0 (a zero target contributes nothing).
+    Tensor safe = where(y > 0, y, ones_like(y));
+    losses = where(y > 0, y * (log(safe) - x), zeros_like(y));
+  }
+  if (batch_mean) return x.dim() == 0 ? losses.sum() : losses.sum() / double(x.size(0));
+  return reduce(losses, reduction);
+}
+
 }  // namespace wick::nn::functional

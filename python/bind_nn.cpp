@@ -63,6 +63,54 @@ void init_nn(py::module_& root) {
         return maybe_inplace(x, leaky_relu(to_tensor(x, "input"), slope), inplace);
       },
       py::arg("input"), py::arg("negative_slope") = 0.01, py::arg("inplace") = false);
+  // The activations with attributes (core/ops/elementwise_math.h).
+  m.def(
+      "elu",
+      [](py::object x, double alpha, bool inplace) {
+        return maybe_inplace(x, elu(to_tensor(x, "input"), alpha), inplace);
+      },
+      py::arg("input"), py::arg("alpha") = 1.0, py::arg("inplace") = false);
+  m.def(
+      "selu",
+      [](py::object x, bool inplace) {
+        return maybe_inplace(x, selu(to_tensor(x, "input")), inplace);
+      },
+      py::arg("input"), py::arg("inplace") = false);
+  m.def(
+      "softplus",
+      [](const Tensor& x, double beta, double threshold) { return softplus(x, beta, threshold); },
+      py::arg("input"), py::arg("beta") = 1.0, py::arg("threshold") = 20.0);
+  m.def(
+      "mish",
+      [](py::object x, bool inplace) {
+        return maybe_inplace(x, mish(to_tensor(x, "input")), inplace);
+      },
+      py::arg("input"), py::arg("inplace") = false);
+  m.def(
+      "hardtanh",
+      [](py::object x, double min_val, double max_val, bool inplace) {
+        return maybe_inplace(x, hardtanh(to_tensor(x, "input"), min_val, max_val), inplace);
+      },
+      py::arg("input"), py::arg("min_val") = -1.0, py::arg("max_val") = 1.0,
+      py::arg("inplace") = false);
+  m.def(
+      "relu6",
+      [](py::object x, bool inplace) {
+        return maybe_inplace(x, relu6(to_tensor(x, "input")), inplace);
+      },
+      py::arg("input"), py::arg("inplace") = false);
+  m.def(
+      "hardswish",
+      [](py::object x, bool inplace) {
+        return maybe_inplace(x, hardswish(to_tensor(x, "input")), inplace);
+      },
+      py::arg("input"), py::arg("inplace") = false);
+  m.def(
+      "hardsigmoid",
+      [](py::object x, bool inplace) {
+        return maybe_inplace(x, hardsigmoid(to_tensor(x, "input")), inplace);
+      },
+      py::arg("input"), py::arg("inplace") = false);
   m.def(
       "gelu", [](const Tensor& x, const std::string& approximate) { return gelu(x, approximate); },
       py::arg("input"), py::arg("approximate") = "none");
@@ -224,6 +272,36 @@ void init_nn(py::module_& root) {
       },
       py::arg("input"), py::arg("target"), py::arg("reduction") = "mean",
       py::arg("pos_weight") = py::none());
+  m.def(
+      "binary_cross_entropy",
+      [](const Tensor& input, const Tensor& target, py::handle weight,
+         const std::string& reduction) {
+        return F::binary_cross_entropy(input, target, optional_tensor(weight, "weight"),
+                                       reduction_of(reduction));
+      },
+      py::arg("input"), py::arg("target"), py::arg("weight") = py::none(),
+      py::arg("reduction") = "mean");
+  m.def(
+      "smooth_l1_loss",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, double beta) {
+        return F::smooth_l1_loss(input, target, reduction_of(reduction), beta);
+      },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean", py::arg("beta") = 1.0);
+  m.def(
+      "huber_loss",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, double delta) {
+        return F::huber_loss(input, target, reduction_of(reduction), delta);
+      },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean", py::arg("delta") = 1.0);
+  m.def(
+      "kl_div",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, bool log_target) {
+        bool batch_mean = reduction == "batchmean";
+        return F::kl_div(input, target, reduction_of(batch_mean ? "sum" : reduction), log_target,
+                         batch_mean);
+      },
+      py::arg("input"), py::arg("target"), py::arg("reduction") = "mean",
+      py::arg("log_target") = false);
 
   // ---- init: each fills its tensor in place and returns the same Python object ----
   auto inplace = [](py::object t) -> Tensor& { return t.cast<Tensor&>(); };

@@ -252,6 +252,55 @@ void init_shape_ops(py::module_& m) {
       },
       py::arg("dim") = py::none(), py::arg("unbiased") = py::none(), py::arg("keepdim") = false,
       py::kw_only(), py::arg("correction") = py::none());
+  // ---- along one dim: scans, products, sorting (core/ops/scan.h) ----
+  bind_both(
+      cls, m, "cumsum",
+      [](const Tensor& x, int64_t dim, py::handle dtype) {
+        return cumsum(x, dim, to_optional_dtype(dtype));
+      },
+      py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none());
+  bind_both(
+      cls, m, "cumprod",
+      [](const Tensor& x, int64_t dim, py::handle dtype) {
+        return cumprod(x, dim, to_optional_dtype(dtype));
+      },
+      py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none());
+  bind_both(
+      cls, m, "prod",
+      [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
+        if (dim.is_none()) return prod(x, to_optional_dtype(dtype));
+        return prod(x, dim.cast<int64_t>(), keepdim, to_optional_dtype(dtype));
+      },
+      py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+      py::arg("dtype") = py::none());
+  bind_both(
+      cls, m, "sort",
+      [](const Tensor& x, int64_t dim, bool descending, py::handle stable) {
+        (void)stable;  // the sort is always stable
+        return values_indices(sort(x, dim, descending));
+      },
+      py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
+      py::arg("stable") = py::none());
+  bind_both(
+      cls, m, "argsort",
+      [](const Tensor& x, int64_t dim, bool descending, bool stable) {
+        (void)stable;
+        return argsort(x, dim, descending);
+      },
+      py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(), py::arg("stable") = false);
+  bind_both(
+      cls, m, "topk",
+      [](const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+        return values_indices(topk(x, k, dim, largest, sorted));
+      },
+      py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true, py::arg("sorted") = true);
+  bind_both(
+      cls, m, "median",
+      [](const Tensor& x, py::handle dim, bool keepdim) -> py::object {
+        if (dim.is_none()) return py::cast(median(x));
+        return values_indices(median(x, dim.cast<int64_t>(), keepdim));
+      },
+      py::arg("dim") = py::none(), py::arg("keepdim") = false);
   bind_both(
       cls, m, "logsumexp",
       [](const Tensor& x, py::handle dim, bool keepdim) {

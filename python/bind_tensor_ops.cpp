@@ -87,6 +87,11 @@ Tensor ge_ts(const Tensor& a, const Scalar& b) { return ge(a, b); }
 Tensor max_tt(const Tensor& a, const Tensor& b) { return maximum(a, b); }
 Tensor min_tt(const Tensor& a, const Tensor& b) { return minimum(a, b); }
 Tensor land_tt(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
+Tensor rem_tt(const Tensor& a, const Tensor& b) { return remainder(a, b); }
+Tensor rem_ts(const Tensor& a, const Scalar& s) { return remainder(a, scalar_like(s, a)); }
+Tensor rrem_ts(const Tensor& a, const Scalar& s) { return remainder(scalar_like(s, a), a); }
+Tensor fmod_tt(const Tensor& a, const Tensor& b) { return fmod(a, b); }
+Tensor fmod_ts(const Tensor& a, const Scalar& s) { return fmod(a, scalar_like(s, a)); }
 Tensor lor_tt(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
 
 // `other * alpha` for add/sub's alpha argument.
@@ -164,6 +169,8 @@ void bind_operators(py::class_<Tensor>& cls) {
       .def("__rtruediv__", &reflected_op<div_tt, rdiv_ts>)
       .def("__pow__", &binary_op<pow_tt, pow_ts>)
       .def("__rpow__", &reflected_op<pow_tt, rpow_ts>)
+      .def("__mod__", &binary_op<rem_tt, rem_ts>)
+      .def("__rmod__", &reflected_op<rem_tt, rrem_ts>)
       .def("__matmul__",
            [](const Tensor& a, py::handle b) -> py::object {
              if (const Tensor* t = try_tensor(b)) return py::cast(matmul(a, *t));
@@ -416,6 +423,13 @@ void init_tensor_ops(py::module_& m) {
   bind_both(cls, m, "ge", &binary_method<ge_tt, ge_ts>, py::arg("other"));
   bind_both(cls, m, "logical_and", &binary_method<land_tt, land_ts>, py::arg("other"));
   bind_both(cls, m, "logical_or", &binary_method<lor_tt, lor_ts>, py::arg("other"));
+  bind_both(cls, m, "remainder", &binary_method<rem_tt, rem_ts>, py::arg("other"));
+  bind_both(cls, m, "fmod", &binary_method<fmod_tt, fmod_ts>, py::arg("other"));
+  using TensorPair = Tensor (*)(const Tensor&, const Tensor&);
+  bind_both(cls, m, "atan2", static_cast<TensorPair>(atan2), py::arg("other"));
+  bind_both(cls, m, "arctan2", static_cast<TensorPair>(atan2), py::arg("other"));
+  bind_both(cls, m, "hypot", static_cast<TensorPair>(hypot), py::arg("other"));
+  bind_both(cls, m, "logaddexp", static_cast<TensorPair>(logaddexp), py::arg("other"));
   bind_both(
       cls, m, "equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); },
       py::arg("other"));

@@ -65,6 +65,38 @@ TensorList MaximumBackward::apply(const Tensor& grad) {
   return {sum_to(grad * share_a, input_meta[0].shape), sum_to(grad * share_b, input_meta[1].shape)};
 }
 
+TensorList BinaryMathBackward::apply(const Tensor& grad) {
+  Tensor x = a.unpack(*this), y = b.unpack(*this);
+  Tensor gx, gy;
+  switch (op) {
+    case OpKey::remainder:  // a - b floor(a / b)
+      gx = grad;
+      gy = -(grad * floor(x / y));
+      break;
+    case OpKey::fmod:  // a - b trunc(a / b)
+      gx = grad;
+      gy = -(grad * trunc(x / y));
+      break;
+    case OpKey::atan2: {  // d atan(y/x): (x dy - y dx) / (x^2 + y^2); here a is y and b is x
+      Tensor r2 = x * x + y * y;
+      gx = grad * y / r2;
+      gy = -(grad * x) / r2;
+      break;
+    }
+    case OpKey::hypot: {
+      Tensor h = result.unpack(*this);
+      gx = grad * x / h;
+      gy = grad * y / h;
+      break;
+    }
+    default:  // logaddexp: the softmax weights of a and b
+      gx = grad * sigmoid(x - y);
+      gy = grad * sigmoid(y - x);
+  }
+  return {needs(*this, 0) ? sum_to(gx, input_meta[0].shape) : Tensor(),
+          needs(*this, 1) ? sum_to(gy, input_meta[1].shape) : Tensor()};
+}
+
 TensorList WhereBackward::apply(const Tensor& grad) {
   Tensor c = cond.unpack(*this);
   Tensor zero = zeros_like(grad);

@@ -62,6 +62,15 @@ struct MaximumBackward : Node {
   void release_saved() override { a.reset(), b.reset(); }
 };
 
+// remainder, fmod, atan2, hypot and logaddexp: one node, the formula chosen by the op.
+struct BinaryMathBackward : Node {
+  OpKey op = OpKey::remainder;
+  SavedTensor a, b, result;
+  const char* name() const override { return op_info(op).backward; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { a.reset(), b.reset(), result.reset(); }
+};
+
 struct WhereBackward : Node {  // inputs: a, b (cond has no gradient)
   SavedTensor cond;
   const char* name() const override { return "WhereBackward"; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "autograd/node.h"
+#include "core/op_table.h"
 
 namespace wick {
 
@@ -22,6 +23,17 @@ struct MaxDimBackward : Node {
   const char* name() const override { return "MaxBackward"; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { indices.reset(); }
+};
+
+// cumsum: the gradient of x_k is the sum of the output gradients from k on (a reversed cumsum).
+// cumprod: the same sum weighted by d y_j / d x_k = prod_{i <= j, i != k} x_i.
+struct ScanBackward : Node {
+  OpKey op = OpKey::cumsum;
+  int64_t dim = 0;
+  SavedTensor input, result;  // cumprod only
+  const char* name() const override { return op_info(op).backward; }
+  TensorList apply(const Tensor& grad) override;
+  void release_saved() override { input.reset(), result.reset(); }
 };
 
 // max() / min() of all elements: shared evenly among the elements equal to the result.

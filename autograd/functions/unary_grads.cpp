@@ -52,6 +52,66 @@ Tensor erf_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
   return grad * exp(-(x * x)) * 1.1283791670955126;  // d/dx erf(x) = 2/sqrt(pi) e^(-x^2)
 }
 
+Tensor tan_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  Tensor t = tan(x);
+  return grad * (t * t + 1.0);  // 1 + tan^2
+}
+
+Tensor sinh_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return grad * cosh(x); }
+
+Tensor cosh_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) { return grad * sinh(x); }
+
+Tensor log2_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return grad / (x * 0.69314718055994530942);  // ln 2
+}
+
+Tensor log10_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return grad / (x * 2.30258509299404568402);  // ln 10
+}
+
+// Step functions: zero almost everywhere, and PyTorch defines it as zero everywhere.
+Tensor floor_grad(const Tensor& grad, const Tensor&, const UnaryAttrs&) { return zeros_like(grad); }
+Tensor ceil_grad(const Tensor& grad, const Tensor&, const UnaryAttrs&) { return zeros_like(grad); }
+Tensor trunc_grad(const Tensor& grad, const Tensor&, const UnaryAttrs&) { return zeros_like(grad); }
+Tensor round_grad(const Tensor& grad, const Tensor&, const UnaryAttrs&) { return zeros_like(grad); }
+Tensor sign_grad(const Tensor& grad, const Tensor&, const UnaryAttrs&) { return zeros_like(grad); }
+
+Tensor elu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs& attrs) {
+  return where(x > 0, grad, grad * exp(x) * attrs.alpha);
+}
+
+Tensor selu_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  constexpr double kAlpha = 1.6732632423543772848, kScale = 1.0507009873554804934;
+  return where(x > 0, grad * kScale, grad * exp(x) * (kAlpha * kScale));
+}
+
+Tensor softplus_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs& attrs) {
+  // d/dx log(1 + e^(beta x)) / beta = sigmoid(beta x); 1 above the threshold, where it is x
+  return where(x * attrs.beta > attrs.threshold, grad, grad * sigmoid(x * attrs.beta));
+}
+
+Tensor mish_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  // d/dx x tanh(sp(x)) = tanh(sp) + x (1 - tanh^2(sp)) sigmoid(x), with sp = softplus
+  UnaryAttrs sp;
+  Tensor t = tanh(unary_op(OpKey::softplus, x, sp));
+  return grad * (t + x * (1.0 - t * t) * sigmoid(x));
+}
+
+Tensor hardtanh_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs& attrs) {
+  // Unlike clamp, nothing passes at the bounds themselves (PyTorch's hardtanh_backward).
+  return where(logical_and(x > attrs.min, x < attrs.max), grad, zeros_like(grad));
+}
+
+Tensor hardswish_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  // 0 below -3, 1 above 3, (2x + 3) / 6 between (PyTorch's boundaries: x < -3, x <= 3).
+  Tensor middle = grad * (x * (2.0 / 6.0) + 0.5);
+  return where(x < -3.0, zeros_like(grad), where(x <= 3.0, middle, grad));
+}
+
+Tensor hardsigmoid_grad(const Tensor& grad, const Tensor& x, const UnaryAttrs&) {
+  return where(logical_and(x > -3.0, x < 3.0), grad * (1.0 / 6.0), zeros_like(grad));
+}
+
 // The activations' derivatives are fused kernels: one pass instead of three or four ops. A
 // create_graph backward (grad mode on) needs the derivative's own graph, so there they are
 // written with differentiable ops instead (Note [higher-order gradients] in engine.cpp).

@@ -17,5 +17,6 @@ void register_conv_kernels(KernelRegistry& registry);
 void register_pool_kernels(KernelRegistry& registry);
 void register_norm_kernels(KernelRegistry& registry);
 void register_optim_kernels(KernelRegistry& registry);
+void register_scan_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

@@ -45,6 +45,29 @@
     "min: float, max: float", "Clip")                                                             \
   X(pow_scalar,  custom, Numeric,  Float32, diff,   Input,   "PowBackward",                       \
     "exponent: float", "Pow")                                                                     \
+  X(tan,         plain,  Floating, Float32, diff,   Input,   "TanBackward",        "", "Tan")     \
+  X(sinh,        plain,  Floating, Float32, diff,   Input,   "SinhBackward",       "", "Sinh")    \
+  X(cosh,        plain,  Floating, Float32, diff,   Input,   "CoshBackward",       "", "Cosh")    \
+  X(log2,        plain,  Floating, Float32, diff,   Input,   "Log2Backward",       "", "")        \
+  X(log10,       plain,  Floating, Float32, diff,   Input,   "Log10Backward",      "", "")        \
+  X(floor,       plain,  Numeric,  Keep,    diff,   Nothing, "FloorBackward",      "", "Floor")   \
+  X(ceil,        plain,  Numeric,  Keep,    diff,   Nothing, "CeilBackward",       "", "Ceil")    \
+  X(trunc,       plain,  Numeric,  Keep,    diff,   Nothing, "TruncBackward",      "", "")        \
+  X(round,       plain,  Numeric,  Keep,    diff,   Nothing, "RoundBackward",      "", "Round")   \
+  X(sign,        plain,  Numeric,  Keep,    diff,   Nothing, "SignBackward",       "", "Sign")    \
+  X(elu,         custom, Floating, Keep,    diff,   Input,   "EluBackward",                       \
+    "alpha: float", "Elu")                                                                        \
+  X(selu,        plain,  Floating, Keep,    diff,   Input,   "EluBackward",        "", "Selu")    \
+  X(softplus,    custom, Floating, Keep,    diff,   Input,   "SoftplusBackward",                  \
+    "beta: float, threshold: float", "Softplus")                                                  \
+  X(mish,        custom, Floating, Keep,    diff,   Input,   "MishBackward",       "", "Mish")    \
+  X(hardtanh,    custom, Floating, Keep,    diff,   Input,   "HardtanhBackward",                  \
+    "min: float, max: float", "Clip")                                                             \
+  X(hardswish,   custom, Floating, Keep,    diff,   Input,   "HardswishBackward",  "", "HardSwish")\
+  X(hardsigmoid, custom, Floating, Keep,    diff,   Input,   "HardsigmoidBackward","", "HardSigmoid")\
+  X(isnan,       plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "IsNaN")   \
+  X(isinf,       plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "IsInf")   \
+  X(isfinite,    plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "")        \
   X(logical_not, plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "Not")
 
 // Binary elementwise ops (BinaryKernel). Inputs are broadcast and promoted to one dtype by the
@@ -66,6 +89,11 @@
   X(ge,                 Compare,         Keep,    "",                "GreaterOrEqual") \
   X(logical_and,        Compare,         Keep,    "",                "And")        \
   X(logical_or,         Compare,         Keep,    "",                "Or")         \
+  X(remainder,          Promote,         Keep,    "RemainderBackward", "Mod")      \
+  X(fmod,               Promote,         Keep,    "FmodBackward",    "Mod")        \
+  X(atan2,              PromoteFloating, Float32, "Atan2Backward",   "")           \
+  X(hypot,              PromoteFloating, Keep,    "HypotBackward",   "")           \
+  X(logaddexp,          PromoteFloating, Float32, "LogaddexpBackward", "")         \
   X(relu_backward,      Floating,        Keep,    "",                "")           \
   X(gelu_backward,      Floating,        Keep,    "",                "")           \
   X(gelu_tanh_backward, Floating,        Keep,    "",                "")           \
@@ -140,6 +168,12 @@
   X(batch_norm_backward, BatchNormBackwardKernel,                                                 \
     "grad_output, input, weight, save_mean, save_invstd", "",                                     \
     Floating, Keep, "", "")                                                                       \
+  X(cumsum,       ScanKernel,      "input", "dim: int",                                           \
+    SumLike,  Keep, "CumsumBackward", "CumSum")                                                   \
+  X(cumprod,      ScanKernel,      "input", "dim: int",                                           \
+    SumLike,  Keep, "CumprodBackward", "")                                                        \
+  X(sort,         SortKernel,      "input", "dim: int, descending: bool",                         \
+    Same,     Keep, "", "")                                                                       \
   X(adam_step,    AdamStepKernel,  "param, grad, exp_avg, exp_avg_sq",                            \
     "lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, "                    \
     "bias_correction1: float, bias_correction2: float, decoupled_weight_decay: bool",             \

@@ -37,7 +37,30 @@ WICK_MATH_UNARY(sin)
 WICK_MATH_UNARY(cos)
 WICK_MATH_UNARY(tanh)
 WICK_MATH_UNARY(erf)
+WICK_MATH_UNARY(tan)
+WICK_MATH_UNARY(sinh)
+WICK_MATH_UNARY(cosh)
+WICK_MATH_UNARY(log2)
+WICK_MATH_UNARY(log10)
+WICK_MATH_UNARY(floor)
+WICK_MATH_UNARY(ceil)
+WICK_MATH_UNARY(trunc)
+WICK_MATH_UNARY(nearbyint)  // round half to even, as torch.round
 #undef WICK_MATH_UNARY
+
+#ifdef __CUDA_ARCH__
+#define WICK_MATH_BINARY(fn)                                                   \
+  WICK_HOST_DEVICE inline float fn(float x, float y) { return ::fn##f(x, y); } \
+  WICK_HOST_DEVICE inline double fn(double x, double y) { return ::fn(x, y); }
+#else
+#define WICK_MATH_BINARY(fn)                                                   \
+  WICK_HOST_DEVICE inline float fn(float x, float y) { return std::fn(x, y); } \
+  WICK_HOST_DEVICE inline double fn(double x, double y) { return std::fn(x, y); }
+#endif
+WICK_MATH_BINARY(atan2)
+WICK_MATH_BINARY(hypot)
+WICK_MATH_BINARY(fmod)
+#undef WICK_MATH_BINARY
 
 WICK_HOST_DEVICE inline double pow(double x, double y) {
 #ifdef __CUDA_ARCH__
@@ -57,6 +80,15 @@ WICK_HOST_DEVICE inline bool isnan(C x) {
 }
 
 template <class C>
+WICK_HOST_DEVICE inline bool isinf(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x - x != x - x && x == x;  // inf - inf is NaN; a NaN is not infinite
+  } else {
+    return false;
+  }
+}
+
+template <class C>
 constexpr bool is_unsigned_or_bool = std::is_unsigned_v<C> || std::is_same_v<C, bool>;
 
 }  // namespace math
@@ -66,6 +98,8 @@ namespace scalar {
 constexpr double kSqrt1_2 = 0.70710678118654752440;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;  // Klambauer et al. 2017
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
 // A unary functor: `C operator()(C x, const UnaryAttrs&)` (bool for logical_not).
 #define WICK_UNARY_FN(name, expr)                                       \
@@ -96,7 +130,69 @@ WICK_UNARY_FN(gelu_tanh,  // PyTorch's approximate='tanh'
               C(0.5) * x * (C(1) + math::tanh(C(kSqrt2OverPi) * (x + C(0.044715) * x * x * x))))
 WICK_UNARY_FN(silu, x / (C(1) + math::exp(-x)))
 WICK_UNARY_FN(leaky_relu, x < C(0) ? C(x * C(attrs.negative_slope)) : x)
+WICK_UNARY_FN(tan, math::tan(x))
+WICK_UNARY_FN(sinh, math::sinh(x))
+WICK_UNARY_FN(cosh, math::cosh(x))
+WICK_UNARY_FN(log2, math::log2(x))
+WICK_UNARY_FN(log10, math::log10(x))
+WICK_UNARY_FN(elu, x > C(0) ? x : C(C(attrs.alpha) * math::expm1(x)))
+WICK_UNARY_FN(selu, C(kSeluScale) * (x > C(0) ? x : C(C(kSeluAlpha) * math::expm1(x))))
+// Above the threshold softplus is x to within rounding, and exp would overflow (PyTorch's rule).
+WICK_UNARY_FN(softplus, x* C(attrs.beta) > C(attrs.threshold)
+                            ? x
+                            : C(math::log1p(math::exp(x * C(attrs.beta))) / C(attrs.beta)))
+WICK_UNARY_FN(mish, x* math::tanh(x > C(20) ? x : math::log1p(math::exp(x))))
+WICK_UNARY_FN(hardtanh, x < C(attrs.min) ? C(attrs.min) : (x > C(attrs.max) ? C(attrs.max) : x))
+WICK_UNARY_FN(hardswish, x <= C(-3) ? C(0) : (x >= C(3) ? x : C(x * (x + C(3)) / C(6))))
+WICK_UNARY_FN(hardsigmoid, x <= C(-3) ? C(0) : (x >= C(3) ? C(1) : C(x / C(6) + C(0.5))))
 #undef WICK_UNARY_FN
+
+// Rounding keeps integers as they are (the Numeric rows accept every dtype but bool).
+#define WICK_ROUNDING_FN(name, fn)                                \
+  struct name##_fn {                                              \
+    template <class C>                                            \
+    WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs&) const { \
+      if constexpr (std::is_integral_v<C>) {                      \
+        return x;                                                 \
+      } else {                                                    \
+        return math::fn(x);                                       \
+      }                                                           \
+    }                                                             \
+  };
+WICK_ROUNDING_FN(floor, floor)
+WICK_ROUNDING_FN(ceil, ceil)
+WICK_ROUNDING_FN(trunc, trunc)
+WICK_ROUNDING_FN(round, nearbyint)
+#undef WICK_ROUNDING_FN
+
+struct sign_fn {  // -1, 0 or 1; 0 for NaN, as PyTorch's sign
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs&) const {
+    if constexpr (math::is_unsigned_or_bool<C>) {
+      return C(x != C(0));
+    } else {
+      return C(C(x > C(0)) - C(x < C(0)));
+    }
+  }
+};
+struct isnan_fn {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C x, const UnaryAttrs&) const {
+    return math::isnan(x);
+  }
+};
+struct isinf_fn {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C x, const UnaryAttrs&) const {
+    return math::isinf(x);
+  }
+};
+struct isfinite_fn {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C x, const UnaryAttrs&) const {
+    return !math::isnan(x) && !math::isinf(x);
+  }
+};
 
 struct abs_fn {
   template <class C>
@@ -169,6 +265,8 @@ WICK_BINARY_FN(logical_and, bool, a != C(0) && b != C(0))
 WICK_BINARY_FN(logical_or, bool, a != C(0) || b != C(0))
 // The activations' derivatives: a is the incoming gradient, b the saved input (or output, for
 // relu, sigmoid and tanh, whose derivatives are cheapest in terms of the result).
+WICK_BINARY_FN(atan2, C, math::atan2(a, b))
+WICK_BINARY_FN(hypot, C, math::hypot(a, b))
 WICK_BINARY_FN(relu_backward, C, b > C(0) ? a : C(0))
 WICK_BINARY_FN(sigmoid_backward, C, a* b*(C(1) - b))  // y (1 - y)
 WICK_BINARY_FN(tanh_backward, C, a*(C(1) - b * b))    // 1 - y^2
@@ -184,6 +282,39 @@ struct mul_fn {
     }
   }
 };
+// Integer division by zero is refused by the front function before the kernel runs.
+struct fmod_fn {  // the remainder of truncated division: it has the dividend's sign
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a && !b;  // never reached: the front function refuses bool
+    } else if constexpr (std::is_integral_v<C>) {
+      return a % b;
+    } else {
+      return math::fmod(a, b);
+    }
+  }
+};
+struct remainder_fn {  // the remainder of floor division: it has the divisor's sign (Python's %)
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    C r = fmod_fn()(a, b);
+    if constexpr (std::is_same_v<C, bool>) {
+      return r;
+    } else {
+      return r != C(0) && ((r < C(0)) != (b < C(0))) ? C(r + b) : r;
+    }
+  }
+};
+struct logaddexp_fn {  // log(e^a + e^b) without overflow: max + log1p(e^-|a-b|)
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if (math::isinf(a) && a == b) return a;  // -inf - -inf would be NaN
+    C hi = a > b ? a : b, diff = a > b ? b - a : a - b;
+    return hi + math::log1p(math::exp(diff));
+  }
+};
+
 struct silu_backward_fn {  // d/dx x s(x) = s(x) (1 + x (1 - s(x)))
   template <class C>
   WICK_HOST_DEVICE C operator()(C g, C x) const {

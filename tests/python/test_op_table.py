@@ -39,12 +39,26 @@ def strided(m, x):
     return wide[:, ::2]
 
 
+def between_integers(*shape, seed=0):
+    """Values a fifth to two fifths past an integer: no rounding boundary within 0.1."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(-3, 3, shape) + rng.uniform(0.2, 0.4, shape)
+
+
+def kinks(*points):
+    return lambda *s, seed=0: away_from(list(points), *s, seed=seed)
+
+
 # Inputs of the unary ops whose domain is not the whole real line, and PyTorch's name where it
 # differs from the table's.
 UNARY_INPUT = {
     "log": positive, "sqrt": positive, "rsqrt": positive, "reciprocal": positive,
-    "log1p": positive, "abs": lambda *s, seed=0: away_from([0], *s, seed=seed),
-    "relu": lambda *s, seed=0: away_from([0], *s, seed=seed),
+    "log1p": positive, "log2": positive, "log10": positive, "abs": kinks(0), "relu": kinks(0),
+    "sign": kinks(0), "selu": kinks(0), "elu": kinks(0),
+    "tan": lambda *s, seed=0: np.random.default_rng(seed).uniform(-1.2, 1.2, s),
+    "floor": between_integers, "ceil": between_integers, "trunc": between_integers,
+    "round": between_integers, "hardtanh": kinks(-1, 1), "hardswish": kinks(-3, 3),
+    "hardsigmoid": kinks(-3, 3),
 }
 UNARY_CALL = {
     "gelu": lambda m, x: m.nn.functional.gelu(x),
@@ -53,6 +67,13 @@ UNARY_CALL = {
     "leaky_relu": lambda m, x: m.nn.functional.leaky_relu(x, 0.2),
     "clamp": lambda m, x: m.clamp(x, -0.5, 0.7),
     "pow_scalar": lambda m, x: m.pow(x, 3),
+    "elu": lambda m, x: m.nn.functional.elu(x, 0.7),
+    "selu": lambda m, x: m.nn.functional.selu(x),
+    "softplus": lambda m, x: m.nn.functional.softplus(x, 2.0, 1.5),
+    "mish": lambda m, x: m.nn.functional.mish(x),
+    "hardtanh": lambda m, x: m.nn.functional.hardtanh(x),
+    "hardswish": lambda m, x: m.nn.functional.hardswish(x),
+    "hardsigmoid": lambda m, x: m.nn.functional.hardsigmoid(x),
 }
 
 
@@ -103,6 +124,9 @@ KERNEL_SAMPLES = {
                             None),
     "batch_norm": (lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
                    [(4, 3, 5, 5), (3,), (3,)], None),
+    "cumsum": (lambda m, x: (x.cumsum(1), m.cumsum(x, 0)), [(4, 5)], None),
+    "cumprod": (lambda m, x: (x.cumprod(1), m.cumprod(x, 0)), [(4, 5)], None),
+    "sort": (lambda m, x: (x.sort(1)[0], x.sort(0, descending=True)[0]), [(4, 5)], None),
 }
 # Grouped convolution too (the conv row's `groups` attribute).
 GROUPED_CONV = (lambda m, x, w: F(m).conv2d(x, w, None, stride=1, padding=(2, 1), dilation=2,
@@ -184,16 +208,23 @@ def test_binary_matches_pytorch(name):
         b = wick.tensor(positive(3, 4, seed=1), requires_grad=True)
         assert wick.autograd.gradcheck(lambda x, y: call(wick, x, y), (a, b))
     for dtype in (np.float32, np.int64):
-        if name in ("div", "pow") and dtype == np.int64:
+        if name in ("div", "pow", "remainder", "fmod") and dtype == np.int64:
             continue  # checked below with positive divisors and exponents
+        if name in ("hypot", "logaddexp") and dtype == np.int64:
+            continue  # PyTorch has no integer kernel; wick computes them in float32
         rng = np.random.default_rng(4)
         a, b = rng.integers(-3, 4, (4, 5)).astype(dtype), rng.integers(-3, 4, (5,)).astype(dtype)
         w, t = call(wick, wick.tensor(a), wick.tensor(b)), call(torch, torch.tensor(a),
                                                               torch.tensor(b))
         assert str(w.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (name, dtype)
-        np.testing.assert_array_equal(w.numpy(), t.numpy(), err_msg=name)
+        if w.is_floating_point():  # transcendental ops (logaddexp, atan2) may differ by an ulp
+            np.testing.assert_allclose(w.numpy(), t.numpy(), rtol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_array_equal(w.numpy(), t.numpy(), err_msg=name)
     a, b = np.array([7, -7, 9, 2]), np.array([2, 3, 4, 3])
-    for op_name in ("div", "pow"):
+    if name in ("remainder", "fmod"):
+        b = np.array([2, 3, -4, -3])  # both signs of divisor: the two ops differ there
+    for op_name in ("div", "pow", "remainder", "fmod"):
         if name == op_name:
             w, t = call(wick, wick.tensor(a), wick.tensor(b)), call(torch, torch.tensor(a),
                                                                   torch.tensor(b))
@@ -235,7 +266,12 @@ def second_derivative_sample(name):
         for s, rg in zip(specs, requires_grad or [True] * len(specs))]
 
 
-@pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n]["differentiable"]))
+# Step functions: their derivative is a constant zero with no graph of its own (as in PyTorch).
+ZERO_DERIVATIVE = {"floor", "ceil", "round", "trunc", "sign"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n]["differentiable"]
+                                        and n not in ZERO_DERIVATIVE))
 def test_second_derivatives_match_finite_differences(name):
     # create_graph=True through every differentiable op: the gradient's own gradient (for the
     # inputs and for grad_output) against finite differences of the first derivatives.

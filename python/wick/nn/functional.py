@@ -14,6 +14,14 @@ relu = _nn.relu
 silu = _nn.silu
 leaky_relu = _nn.leaky_relu
 gelu = _nn.gelu
+elu = _nn.elu
+selu = _nn.selu
+softplus = _nn.softplus
+mish = _nn.mish
+hardtanh = _nn.hardtanh
+relu6 = _nn.relu6
+hardswish = _nn.hardswish
+hardsigmoid = _nn.hardsigmoid
 conv2d = _nn.conv2d
 avg_pool2d = _nn.avg_pool2d
 adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
@@ -28,10 +36,6 @@ def sigmoid(input):
 
 def tanh(input):
     return input.tanh()
-
-
-def relu6(input, inplace=False):
-    return input.clamp(0, 6)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -203,3 +207,24 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         return _nn.binary_cross_entropy_with_logits(input, target, reduction, pos_weight)
     loss = _nn.binary_cross_entropy_with_logits(input, target, "none", pos_weight) * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    _check_tensors("binary_cross_entropy", input=input, target=target, weight=weight)
+    return _nn.binary_cross_entropy(input, target, weight,
+                                    _legacy_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    return _nn.smooth_l1_loss(input, target, _legacy_reduction(size_average, reduce, reduction),
+                              beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    return _nn.huber_loss(input, target, reduction, delta)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    return _nn.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction),
+                      log_target)
