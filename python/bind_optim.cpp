@@ -13,9 +13,13 @@
 
 #include "nn/lr_scheduler.h"
 #include "nn/optim.h"
+#include "nn/optim_adaptive.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
+
+// optim2: bind_lr_scheduler.cpp adds the further schedules to the same module.
+void init_lr_scheduler_more(py::module_& m);
 
 namespace {
 
@@ -27,6 +31,13 @@ using optim::ParamGroup;
 const std::vector<std::string> kSgdKeys = {"lr", "momentum", "dampening", "weight_decay",
                                            "nesterov"};
 const std::vector<std::string> kAdamKeys = {"lr", "beta1", "beta2", "eps", "weight_decay"};
+const std::vector<std::string> kRmspropKeys = {"lr",           "alpha",    "eps",
+                                               "weight_decay", "momentum", "centered"};
+const std::vector<std::string> kAdagradKeys = {"lr", "lr_decay", "weight_decay",
+                                               "initial_accumulator_value", "eps"};
+const std::vector<std::string> kAdadeltaKeys = {"lr", "rho", "eps", "weight_decay"};
+const std::vector<std::string> kNAdamKeys = {"lr",  "beta1",        "beta2",
+                                             "eps", "weight_decay", "momentum_decay"};
 
 // Numbers from a Python param-group dict into C++ options (Note [param_groups sync]).
 void read_options(py::dict group, const std::vector<std::string>& keys, optim::Options& options) {
@@ -162,6 +173,53 @@ void init_optim(py::module_& root) {
       py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
       py::arg("weight_decay"), py::arg("decoupled"));
 
+  // optim2: the adaptive optimizers of nn/optim_adaptive.h
+  m.def(
+      "RMSprop",
+      [](py::list groups, double lr, double alpha, double eps, double weight_decay, double momentum,
+         bool centered) -> std::unique_ptr<Optimizer> {
+        optim::RMSpropOptions o{lr, alpha, eps, weight_decay, momentum, centered};
+        return std::make_unique<optim::RMSprop>(groups_of(groups, kRmspropKeys), o);
+      },
+      py::arg("groups"), py::arg("lr"), py::arg("alpha"), py::arg("eps"), py::arg("weight_decay"),
+      py::arg("momentum"), py::arg("centered"));
+  m.def(
+      "Adagrad",
+      [](py::list groups, double lr, double lr_decay, double weight_decay,
+         double initial_accumulator_value, double eps) -> std::unique_ptr<Optimizer> {
+        optim::AdagradOptions o{lr, lr_decay, weight_decay, initial_accumulator_value, eps};
+        return std::make_unique<optim::Adagrad>(groups_of(groups, kAdagradKeys), o);
+      },
+      py::arg("groups"), py::arg("lr"), py::arg("lr_decay"), py::arg("weight_decay"),
+      py::arg("initial_accumulator_value"), py::arg("eps"));
+  m.def(
+      "Adadelta",
+      [](py::list groups, double lr, double rho, double eps,
+         double weight_decay) -> std::unique_ptr<Optimizer> {
+        optim::AdadeltaOptions o{lr, rho, eps, weight_decay};
+        return std::make_unique<optim::Adadelta>(groups_of(groups, kAdadeltaKeys), o);
+      },
+      py::arg("groups"), py::arg("lr"), py::arg("rho"), py::arg("eps"), py::arg("weight_decay"));
+  // Adamax, NAdam and RAdam take Adam's betas; momentum_decay is NAdam's alone.
+  m.def(
+      "AdamFamily",
+      [](const std::string& kind, py::list groups, double lr, double beta1, double beta2,
+         double eps, double weight_decay, double momentum_decay) -> std::unique_ptr<Optimizer> {
+        if (kind == "Adamax") {
+          optim::AdamaxOptions o{lr, beta1, beta2, eps, weight_decay};
+          return std::make_unique<optim::Adamax>(groups_of(groups, kAdamKeys), o);
+        }
+        if (kind == "NAdam") {
+          optim::NAdamOptions o{lr, beta1, beta2, eps, weight_decay, momentum_decay};
+          return std::make_unique<optim::NAdam>(groups_of(groups, kNAdamKeys), o);
+        }
+        check_value(kind == "RAdam", "optimizer", "no optimizer '", kind, "'");
+        optim::RAdamOptions o{lr, beta1, beta2, eps, weight_decay};
+        return std::make_unique<optim::RAdam>(groups_of(groups, kAdamKeys), o);
+      },
+      py::arg("kind"), py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
+      py::arg("eps"), py::arg("weight_decay"), py::arg("momentum_decay") = 0.0);
+
   using optim::LRScheduler;
   py::class_<LRScheduler>(m, "LRScheduler")
       .def("step", &LRScheduler::step)
@@ -209,6 +267,7 @@ void init_optim(py::module_& root) {
       py::arg("pct_start"), py::arg("cos_anneal"), py::arg("cycle_momentum"),
       py::arg("base_momentum"), py::arg("max_momentum"), py::arg("div_factor"),
       py::arg("final_div_factor"), py::arg("three_phase"));
+  init_lr_scheduler_more(m);
 }
 
 }  // namespace wick::python
