@@ -9,8 +9,10 @@
 // wick.optim copies the new rates back into the dicts after each scheduler step, so the dicts
 // always show what the next step will use. PyTorch's tuple option "betas" maps to the C++ options
 // "beta1" and "beta2"; booleans (nesterov) become 0 or 1.
+#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include "nn/lbfgs.h"
 #include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "nn/optim_adaptive.h"
@@ -35,6 +37,9 @@ const std::vector<std::string> kRmspropKeys = {"lr",           "alpha",    "eps"
                                                "weight_decay", "momentum", "centered"};
 const std::vector<std::string> kAdagradKeys = {"lr", "lr_decay", "weight_decay",
                                                "initial_accumulator_value", "eps"};
+const std::vector<std::string> kLbfgsKeys = {
+    "lr",           "max_iter",    "max_eval", "tolerance_grad", "tolerance_change",
+    "history_size", "strong_wolfe"};
 const std::vector<std::string> kAdadeltaKeys = {"lr", "rho", "eps", "weight_decay"};
 const std::vector<std::string> kNAdamKeys = {"lr",  "beta1",        "beta2",
                                              "eps", "weight_decay", "momentum_decay"};
@@ -219,6 +224,32 @@ void init_optim(py::module_& root) {
       },
       py::arg("kind"), py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
       py::arg("eps"), py::arg("weight_decay"), py::arg("momentum_decay") = 0.0);
+
+  // L-BFGS calls back into Python for the loss (the closure), so its step keeps the GIL.
+  py::class_<optim::LBFGS, Optimizer>(m, "LBFGS")
+      .def(py::init([](py::list groups, double lr, int64_t max_iter, int64_t max_eval,
+                       double tolerance_grad, double tolerance_change, int64_t history_size,
+                       bool strong_wolfe) {
+             std::vector<ParamGroup> g = groups_of(groups, kLbfgsKeys);
+             check_value(g.size() == 1, "LBFGS",
+                         "LBFGS doesn't support per-parameter options (parameter groups)");
+             optim::LBFGSOptions o{
+                 lr,           max_iter,    max_eval, tolerance_grad, tolerance_change,
+                 history_size, strong_wolfe};
+             auto opt = std::make_unique<optim::LBFGS>(std::move(g[0].params), o);
+             read_options(py::reinterpret_borrow<py::dict>(groups[0]), kLbfgsKeys,
+                          opt->param_groups()[0].options);
+             return opt;
+           }),
+           py::arg("groups"), py::arg("lr"), py::arg("max_iter"), py::arg("max_eval"),
+           py::arg("tolerance_grad"), py::arg("tolerance_change"), py::arg("history_size"),
+           py::arg("strong_wolfe"))
+      .def(
+          "step_closure",
+          [](optim::LBFGS& o, const std::function<double()>& closure) { return o.step(closure); },
+          py::arg("closure"))
+      .def_property_readonly("n_iter", &optim::LBFGS::n_iter)
+      .def_property_readonly("func_evals", &optim::LBFGS::func_evals);
 
   using optim::LRScheduler;
   py::class_<LRScheduler>(m, "LRScheduler")
