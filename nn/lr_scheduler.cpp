@@ -8,7 +8,11 @@
 namespace wick::optim {
 
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
-  for (const ParamGroup& g : optimizer.param_groups()) base_lrs_.push_back(g.options.at("lr"));
+  // PyTorch's initial_lr: a second schedule on the same optimizer (say, the later stages of a
+  // SequentialLR) starts from the rate the user set, not from where the first one moved it.
+  for (size_t g = 0; g < optimizer.param_groups().size(); ++g) {
+    base_lrs_.push_back(optimizer.initial_lr(g));
+  }
 }
 
 void LRScheduler::initialize() { step(); }

@@ -35,6 +35,7 @@ class LRScheduler {
   std::vector<double> base_lrs_;
 
  private:
+  friend class SequentialLR;  // steps its schedules through their own lr_at
   int64_t last_epoch_ = -1;
   std::vector<double> last_lr_;
 };

@@ -63,6 +63,13 @@ std::map<std::string, Tensor>& Optimizer::state_of(const Tensor& param) {
   return state_[param.impl()];
 }
 
+double Optimizer::initial_lr(size_t index) {
+  if (initial_lrs_.size() < groups_.size()) initial_lrs_.resize(groups_.size());
+  std::optional<double>& lr = initial_lrs_.at(index);
+  if (!lr) lr = option(groups_.at(index), "lr");
+  return *lr;
+}
+
 double Optimizer::option(const ParamGroup& group, const std::string& key) const {
   return group.options.at(key);  // every group holds every default (add_param_group)
 }
@@ -96,6 +103,7 @@ void Optimizer::check_step(size_t index, const Tensor& param, const Tensor& grad
   if (it == state_.end() || it->second.empty()) return;
   for (const StateField& f : fields_) {
     auto entry = it->second.find(f.name);
+    if (f.optional && entry == it->second.end()) continue;
     check_state(entry != it->second.end(), name_, "step: the state of parameter ", index,
                 " has no '", f.name, "'");
     if (f.scalar) continue;
@@ -179,8 +187,10 @@ Optimizer::Loaded Optimizer::parse_state_dict(const StateDict& state) const {
         check_value(t.numel() == 1, name_, op, "'", key, "' must hold one number; it has shape ",
                     t.shape());
         double v = t.to(kCPU, kFloat64).reshape({}).item<double>();
-        check_value(std::isfinite(v) && v >= 0 && v == std::floor(v) && v < 9.007199254740992e15,
+        check_value(!known->integer || (std::isfinite(v) && v >= 0 && v == std::floor(v) &&
+                                        v < 9.007199254740992e15),
                     name_, op, "'", key, "' is ", v, "; a step count is an integer >= 0");
+        check_value(std::isfinite(v), name_, op, "'", key, "' is ", v);
         by_index[index][field] = scalar_tensor(v, kFloat64);
       } else {
         check_value(t.shape() == p.shape(), name_, op, "'", key, "' has shape ", t.shape(),
@@ -208,9 +218,9 @@ Optimizer::Loaded Optimizer::parse_state_dict(const StateDict& state) const {
   // missing entry never had (Note [optimizer state agreement]).
   for (auto& [index, entries] : by_index) {
     for (const StateField& f : fields_) {
-      check_value(entries.count(f.name) > 0, name_, op, "the state of parameter ", index,
-                  " has no '", f.name, "' (it has ", entries.size(), " of the ", fields_.size(),
-                  " entries ", name_, " keeps)");
+      check_value(f.optional || entries.count(f.name) > 0, name_, op, "the state of parameter ",
+                  index, " has no '", f.name, "' (it has ", entries.size(), " of the ",
+                  fields_.size(), " entries ", name_, " keeps)");
     }
     loaded.state[params[index]->impl()] = std::move(entries);
   }
@@ -228,15 +238,14 @@ void Optimizer::load_state_dict(const StateDict& state) {
 
 // ---- SGD ----
 
-namespace {
-
-// A finite number >= 0 (NaN fails every comparison, so it is refused too).
 void check_non_negative(const char* name, const std::string& where, const Options& o,
                         const char* key, const char* what) {
   double v = o.at(key);
   check_value(std::isfinite(v) && v >= 0, name, where, "invalid ", what, " ", v,
               " (it must be a finite number >= 0)");
 }
+
+namespace {
 
 void check_sgd_options(const char* name, const std::string& where, const Options& o) {
   check_non_negative(name, where, o, "lr", "learning rate");

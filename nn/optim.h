@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,18 +27,27 @@ using Options = std::map<std::string, double>;
 // add_param_group and load_state_dict, so a value refused by one is refused by all.
 using OptionCheck = void (*)(const char* optimizer, const std::string& where, const Options&);
 
-// One entry of the per-parameter state: its name, and whether it is a 0-d float64 counter
-// ("step") rather than a tensor of the parameter's shape and dtype. An optimizer's entries exist
-// all together or not at all.
+// One entry of the per-parameter state: its name, and whether it is a 0-d float64 number
+// ("step", NAdam's "mu_product") rather than a tensor of the parameter's shape and dtype. An
+// optimizer's entries exist all together or not at all, except optional ones, which exist only
+// under some options (RMSprop's "momentum_buffer" with momentum, "grad_avg" when centered), as
+// in PyTorch's state dicts. A scalar is a step count (an integer >= 0) unless `integer` is false.
 struct StateField {
   std::string name;
   bool scalar;
+  bool optional = false;
+  bool integer = true;
 };
 
 struct ParamGroup {
   std::vector<Tensor> params;
   Options options;  // may override any default; filled in from the defaults when added
 };
+
+// A finite option value >= 0 (NaN fails every comparison, so it is refused too); for the
+// OptionCheck functions of every optimizer.
+void check_non_negative(const char* name, const std::string& where, const Options& o,
+                        const char* key, const char* what);
 
 class Optimizer {
  public:
@@ -54,6 +64,9 @@ class Optimizer {
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
   const Options& defaults() const { return defaults_; }
+  // PyTorch's group["initial_lr"]: group `index`'s rate when the first LR schedule asked for it.
+  // Every later schedule starts from it, not from the rate an earlier one left behind.
+  double initial_lr(size_t index);
 
   // "state.<i>.<name>" for each parameter i (numbered across groups in order) and
   // "param_groups.<g>.<option>" as 0-d float64 tensors, "param_groups.<g>.params" as int64.
@@ -88,6 +101,7 @@ class Optimizer {
   OptionCheck check_options_;
   std::vector<StateField> fields_;
   std::vector<ParamGroup> groups_;
+  std::vector<std::optional<double>> initial_lrs_;  // per group, set by initial_lr()
   std::unordered_map<const TensorImpl*, std::map<std::string, Tensor>> state_;
 };
 

@@ -9,13 +9,19 @@
 // wick.optim copies the new rates back into the dicts after each scheduler step, so the dicts
 // always show what the next step will use. PyTorch's tuple option "betas" maps to the C++ options
 // "beta1" and "beta2"; booleans (nesterov) become 0 or 1.
+#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include "nn/lbfgs.h"
 #include "nn/lr_scheduler.h"
 #include "nn/optim.h"
+#include "nn/optim_adaptive.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
+
+// optim2: bind_lr_scheduler.cpp adds the further schedules to the same module.
+void init_lr_scheduler_more(py::module_& m);
 
 namespace {
 
@@ -27,6 +33,16 @@ using optim::ParamGroup;
 const std::vector<std::string> kSgdKeys = {"lr", "momentum", "dampening", "weight_decay",
                                            "nesterov"};
 const std::vector<std::string> kAdamKeys = {"lr", "beta1", "beta2", "eps", "weight_decay"};
+const std::vector<std::string> kRmspropKeys = {"lr",           "alpha",    "eps",
+                                               "weight_decay", "momentum", "centered"};
+const std::vector<std::string> kAdagradKeys = {"lr", "lr_decay", "weight_decay",
+                                               "initial_accumulator_value", "eps"};
+const std::vector<std::string> kLbfgsKeys = {
+    "lr",           "max_iter",    "max_eval", "tolerance_grad", "tolerance_change",
+    "history_size", "strong_wolfe"};
+const std::vector<std::string> kAdadeltaKeys = {"lr", "rho", "eps", "weight_decay"};
+const std::vector<std::string> kNAdamKeys = {"lr",  "beta1",        "beta2",
+                                             "eps", "weight_decay", "momentum_decay"};
 
 // Numbers from a Python param-group dict into C++ options (Note [param_groups sync]).
 void read_options(py::dict group, const std::vector<std::string>& keys, optim::Options& options) {
@@ -162,6 +178,79 @@ void init_optim(py::module_& root) {
       py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
       py::arg("weight_decay"), py::arg("decoupled"));
 
+  // optim2: the adaptive optimizers of nn/optim_adaptive.h
+  m.def(
+      "RMSprop",
+      [](py::list groups, double lr, double alpha, double eps, double weight_decay, double momentum,
+         bool centered) -> std::unique_ptr<Optimizer> {
+        optim::RMSpropOptions o{lr, alpha, eps, weight_decay, momentum, centered};
+        return std::make_unique<optim::RMSprop>(groups_of(groups, kRmspropKeys), o);
+      },
+      py::arg("groups"), py::arg("lr"), py::arg("alpha"), py::arg("eps"), py::arg("weight_decay"),
+      py::arg("momentum"), py::arg("centered"));
+  m.def(
+      "Adagrad",
+      [](py::list groups, double lr, double lr_decay, double weight_decay,
+         double initial_accumulator_value, double eps) -> std::unique_ptr<Optimizer> {
+        optim::AdagradOptions o{lr, lr_decay, weight_decay, initial_accumulator_value, eps};
+        return std::make_unique<optim::Adagrad>(groups_of(groups, kAdagradKeys), o);
+      },
+      py::arg("groups"), py::arg("lr"), py::arg("lr_decay"), py::arg("weight_decay"),
+      py::arg("initial_accumulator_value"), py::arg("eps"));
+  m.def(
+      "Adadelta",
+      [](py::list groups, double lr, double rho, double eps,
+         double weight_decay) -> std::unique_ptr<Optimizer> {
+        optim::AdadeltaOptions o{lr, rho, eps, weight_decay};
+        return std::make_unique<optim::Adadelta>(groups_of(groups, kAdadeltaKeys), o);
+      },
+      py::arg("groups"), py::arg("lr"), py::arg("rho"), py::arg("eps"), py::arg("weight_decay"));
+  // Adamax, NAdam and RAdam take Adam's betas; momentum_decay is NAdam's alone.
+  m.def(
+      "AdamFamily",
+      [](const std::string& kind, py::list groups, double lr, double beta1, double beta2,
+         double eps, double weight_decay, double momentum_decay) -> std::unique_ptr<Optimizer> {
+        if (kind == "Adamax") {
+          optim::AdamaxOptions o{lr, beta1, beta2, eps, weight_decay};
+          return std::make_unique<optim::Adamax>(groups_of(groups, kAdamKeys), o);
+        }
+        if (kind == "NAdam") {
+          optim::NAdamOptions o{lr, beta1, beta2, eps, weight_decay, momentum_decay};
+          return std::make_unique<optim::NAdam>(groups_of(groups, kNAdamKeys), o);
+        }
+        check_value(kind == "RAdam", "optimizer", "no optimizer '", kind, "'");
+        optim::RAdamOptions o{lr, beta1, beta2, eps, weight_decay};
+        return std::make_unique<optim::RAdam>(groups_of(groups, kAdamKeys), o);
+      },
+      py::arg("kind"), py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
+      py::arg("eps"), py::arg("weight_decay"), py::arg("momentum_decay") = 0.0);
+
+  // L-BFGS calls back into Python for the loss (the closure), so its step keeps the GIL.
+  py::class_<optim::LBFGS, Optimizer>(m, "LBFGS")
+      .def(py::init([](py::list groups, double lr, int64_t max_iter, int64_t max_eval,
+                       double tolerance_grad, double tolerance_change, int64_t history_size,
+                       bool strong_wolfe) {
+             std::vector<ParamGroup> g = groups_of(groups, kLbfgsKeys);
+             check_value(g.size() == 1, "LBFGS",
+                         "LBFGS doesn't support per-parameter options (parameter groups)");
+             optim::LBFGSOptions o{
+                 lr,           max_iter,    max_eval, tolerance_grad, tolerance_change,
+                 history_size, strong_wolfe};
+             auto opt = std::make_unique<optim::LBFGS>(std::move(g[0].params), o);
+             read_options(py::reinterpret_borrow<py::dict>(groups[0]), kLbfgsKeys,
+                          opt->param_groups()[0].options);
+             return opt;
+           }),
+           py::arg("groups"), py::arg("lr"), py::arg("max_iter"), py::arg("max_eval"),
+           py::arg("tolerance_grad"), py::arg("tolerance_change"), py::arg("history_size"),
+           py::arg("strong_wolfe"))
+      .def(
+          "step_closure",
+          [](optim::LBFGS& o, const std::function<double()>& closure) { return o.step(closure); },
+          py::arg("closure"))
+      .def_property_readonly("n_iter", &optim::LBFGS::n_iter)
+      .def_property_readonly("func_evals", &optim::LBFGS::func_evals);
+
   using optim::LRScheduler;
   py::class_<LRScheduler>(m, "LRScheduler")
       .def("step", &LRScheduler::step)
@@ -209,6 +298,7 @@ void init_optim(py::module_& root) {
       py::arg("pct_start"), py::arg("cos_anneal"), py::arg("cycle_momentum"),
       py::arg("base_momentum"), py::arg("max_momentum"), py::arg("div_factor"),
       py::arg("final_div_factor"), py::arg("three_phase"));
+  init_lr_scheduler_more(m);
 }
 
 }  // namespace wick::python

@@ -1,16 +1,13 @@
 """Adam and AdamW (torch.optim.Adam / AdamW): one fused C++ update per parameter."""
 
 from wick import _C
-from wick.optim.optimizer import Optimizer, _check_number
+from wick.optim.optimizer import Optimizer, _check_betas, _check_number
 
 
 def _check(name, lr, betas, eps, weight_decay, amsgrad, maximize):
     _check_number(name, "learning rate", lr)
     _check_number(name, "epsilon value", eps)
-    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise TypeError(f"[{name}] betas must be a pair of numbers; got {betas!r}")
-    _check_number(name, "beta parameter at index 0", betas[0], high=1.0, high_open=True)
-    _check_number(name, "beta parameter at index 1", betas[1], high=1.0, high_open=True)
+    _check_betas(name, betas)
     _check_number(name, "weight_decay value", weight_decay)
     if amsgrad or maximize:
         raise ValueError(f"[{name}] amsgrad=True and maximize=True are not supported by wick")

@@ -3,7 +3,10 @@ nn/lr_scheduler.h. A schedule reads the optimizer's current options, computes th
 and writes them back into the optimizer's param_groups dicts after every step() (Note
 [param_groups sync] in python/bind_optim.cpp), so the dicts always show the rate in use."""
 
+import types
+
 from wick import _C
+from wick.optim.plateau import ReduceLROnPlateau  # noqa: F401
 
 _optim = _C._optim
 
@@ -117,6 +120,135 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, lambda o: _optim.OneCycleLR(
             o, max_lr, total_steps, pct_start, anneal_strategy == "cos", cycle_momentum,
             base_momentum, max_momentum, div_factor, final_div_factor, three_phase))
+
+
+class ExponentialLR(LRScheduler):
+    def __init__(self, optimizer, gamma, last_epoch=-1, verbose=False):
+        _no_resume(last_epoch)
+        self.gamma = gamma
+        super().__init__(optimizer, lambda o: _optim.ExponentialLR(o, gamma))
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch); the Python functions are called from the C++
+    schedule at every step."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
+        _no_resume(last_epoch)
+        groups = len(optimizer.param_groups)
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * groups
+        else:
+            if len(lr_lambda) != groups:
+                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"[LambdaLR] lr_lambda must be callable; got "
+                                f"{type(fn).__name__}")
+        super().__init__(optimizer, lambda o: _optim.LambdaLR(o, self.lr_lambdas))
+
+    def state_dict(self):
+        # As PyTorch: a plain function is not saved; a callable object's attributes are.
+        sd = super().state_dict()
+        sd["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                            for fn in self.lr_lambdas]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        lr_lambdas = state_dict.pop("lr_lambdas", [None] * len(self.lr_lambdas))
+        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+        super().load_state_dict(state_dict)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
+        _no_resume(last_epoch)
+        if isinstance(T_0, bool) or not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_mult, self.eta_min = T_0, T_mult, eta_min
+        super().__init__(optimizer,
+                         lambda o: _optim.CosineAnnealingWarmRestarts(o, T_0, T_mult, eta_min))
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical rates; with cycle_momentum, SGD's momentum (or, as in PyTorch 2, Adam's beta1)
+    cycles the opposite way."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1,
+                 verbose=False):
+        _no_resume(last_epoch)
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        if scale_fn is not None and scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"[CyclicLR] scale_mode must be 'cycle' or 'iterations'; got "
+                             f"{scale_mode!r}")
+        if cycle_momentum and "momentum" not in optimizer.defaults and \
+                "betas" not in optimizer.defaults:
+            raise ValueError("optimizer must support momentum with `cycle_momentum` option "
+                             "enabled")
+        base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+        max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+        for lr, group in zip(base_lrs, optimizer.param_groups):
+            group["lr"] = lr
+        by_cycle = scale_mode == "cycle" if scale_fn is not None else mode != "exp_range"
+        self.mode, self.gamma, self.max_lrs = mode, gamma, list(max_lrs)
+        super().__init__(optimizer, lambda o: _optim.CyclicLR(
+            o, list(base_lrs), list(max_lrs), float(step_size_up),
+            -1.0 if step_size_down is None else float(step_size_down), mode, gamma, scale_fn,
+            by_cycle, cycle_momentum, list(base_momentums), list(max_momentums)))
+        self.base_lrs = list(base_lrs)
+
+
+class SequentialLR(LRScheduler):
+    """Runs `schedulers` one after another, switching at each of `milestones`."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose=False):
+        _no_resume(last_epoch)
+        for i, s in enumerate(schedulers):
+            if not isinstance(s, LRScheduler):
+                raise TypeError(f"[SequentialLR] schedulers[{i}] is a {type(s).__name__}, not "
+                                f"an LRScheduler")
+            if s.optimizer is not optimizer:
+                raise ValueError("Sequential Schedulers expects all schedulers to belong to the "
+                                 "same optimizer, but got schedulers at index "
+                                 f"{i} to be different than the optimizer passed in.")
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        super().__init__(optimizer, lambda o: _optim.SequentialLR(
+            o, [s._cpp for s in self._schedulers], self._milestones))
+
+    def state_dict(self):
+        sd = super().state_dict()
+        sd["_milestones"] = list(self._milestones)
+        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        for s, saved in zip(self._schedulers, state_dict.pop("_schedulers", [])):
+            if saved["last_epoch"] >= 0:  # the schedules not reached yet have nothing to restore
+                s.load_state_dict(saved)
+        state_dict.pop("_milestones", None)
+        super().load_state_dict(state_dict)
+
+
+def _format_param(name, optimizer, param):
+    """One value per parameter group (PyTorch's CyclicLR._format_param)."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got "
+                             f"{len(param)}")
+        return list(param)
+    return [param] * len(optimizer.param_groups)
 
 
 def _no_resume(last_epoch):

@@ -198,3 +198,18 @@ def _C_enable_grad():
     from wick.autograd.grad_mode import enable_grad
 
     return enable_grad()
+
+
+def _refuse_unsupported(optimizer, **options):
+    """PyTorch options wick does not implement (maximize, differentiable, capturable): accepted
+    at their defaults, refused otherwise, so that a script relying on them fails loudly."""
+    for key, value in options.items():
+        if value:
+            raise ValueError(f"[{optimizer}] {key}={value!r} is not supported by wick")
+
+
+def _check_betas(optimizer, betas):
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"[{optimizer}] betas must be a pair of numbers; got {betas!r}")
+    _check_number(optimizer, "beta parameter at index 0", betas[0], high=1.0, high_open=True)
+    _check_number(optimizer, "beta parameter at index 1", betas[1], high=1.0, high_open=True)
