@@ -203,3 +203,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         return _nn.binary_cross_entropy_with_logits(input, target, reduction, pos_weight)
     loss = _nn.binary_cross_entropy_with_logits(input, target, "none", pos_weight) * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# ---- nnlayers: convolution, pooling, normalization and resampling, part two ----
+from wick.nn._functional_more import (  # noqa: E402,F401
+    adaptive_avg_pool1d, adaptive_max_pool2d, adaptive_max_pool2d_with_indices, avg_pool1d,
+    conv1d, conv_transpose2d, cosine_similarity, dropout2d, embedding_bag, fold, group_norm,
+    instance_norm, interpolate, max_pool1d, max_pool1d_with_indices, normalize, pad,
+    pairwise_distance, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear,
+    upsample_nearest)
