@@ -27,8 +27,8 @@ int64_t pooled_length(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bo
   return out;
 }
 
-void check_pool1d(const char* op, const Tensor& input, int64_t k, int64_t s, int64_t p,
-                  int64_t d, bool ceil_mode) {
+void check_pool1d(const char* op, const Tensor& input, int64_t k, int64_t s, int64_t p, int64_t d,
+                  bool ceil_mode) {
   detail::check_defined(op, input);
   check_state(input.dim() == 2 || input.dim() == 3, op,
               "expected 2-D (unbatched) or 3-D (batched) input; got input of shape ",
@@ -37,11 +37,12 @@ void check_pool1d(const char* op, const Tensor& input, int64_t k, int64_t s, int
               "kernel_size, stride and dilation must be positive and padding non-negative; got "
               "kernel_size ",
               k, ", stride ", s, ", padding ", p, ", dilation ", d);
-  check_state(p <= k / 2, op, "pad should be at most half of effective kernel size, but got pad=",
-              p, ", kernel_size=", k);
-  check_state(pooled_length(input.size(-1), k, s, p, d, ceil_mode) > 0, op,
-              "the input of length ", input.size(-1), " is too small for kernel_size ", k,
-              ", stride ", s, ", padding ", p, ", dilation ", d, ": the output would be empty");
+  check_state(p <= k / 2, op,
+              "pad should be at most half of effective kernel size, but got pad=", p,
+              ", kernel_size=", k);
+  check_state(pooled_length(input.size(-1), k, s, p, d, ceil_mode) > 0, op, "the input of length ",
+              input.size(-1), " is too small for kernel_size ", k, ", stride ", s, ", padding ", p,
+              ", dilation ", d, ": the output would be empty");
 }
 
 int64_t stride_or(int64_t stride, int64_t kernel) {
@@ -50,15 +51,16 @@ int64_t stride_or(int64_t stride, int64_t kernel) {
 
 // The flat H * W positions of every tap of every window of an unfold, ordered [kh, kw, L], in
 // a zero-padded image of width wp. Returns the number of windows per column through out_h/w.
-std::vector<int64_t> window_taps(int64_t hp, int64_t wp, Pair2 k, Pair2 d, Pair2 s,
-                                 int64_t* out_h, int64_t* out_w) {
+std::vector<int64_t> window_taps(int64_t hp, int64_t wp, Pair2 k, Pair2 d, Pair2 s, int64_t* out_h,
+                                 int64_t* out_w) {
   int64_t oh = (hp - d.h * (k.h - 1) - 1) / s.h + 1, ow = (wp - d.w * (k.w - 1) - 1) / s.w + 1;
   std::vector<int64_t> taps;
   taps.reserve(k.h * k.w * oh * ow);
   for (int64_t a = 0; a < k.h; ++a) {
     for (int64_t b = 0; b < k.w; ++b) {
       for (int64_t i = 0; i < oh; ++i) {
-        for (int64_t j = 0; j < ow; ++j) taps.push_back((i * s.h + a * d.h) * wp + j * s.w + b * d.w);
+        for (int64_t j = 0; j < ow; ++j)
+          taps.push_back((i * s.h + a * d.h) * wp + j * s.w + b * d.w);
       }
     }
   }
@@ -68,12 +70,12 @@ std::vector<int64_t> window_taps(int64_t hp, int64_t wp, Pair2 k, Pair2 d, Pair2
 }
 
 void check_fold_params(const char* op, Pair2 k, Pair2 d, Pair2 p, Pair2 s) {
-  check_state(k.h > 0 && k.w > 0 && d.h > 0 && d.w > 0 && s.h > 0 && s.w > 0 && p.h >= 0 &&
-                  p.w >= 0,
-              op, "kernel_size, dilation and stride must be positive and padding non-negative; got "
-                  "kernel_size (",
-              k.h, ", ", k.w, "), dilation (", d.h, ", ", d.w, "), padding (", p.h, ", ", p.w,
-              "), stride (", s.h, ", ", s.w, ")");
+  check_state(
+      k.h > 0 && k.w > 0 && d.h > 0 && d.w > 0 && s.h > 0 && s.w > 0 && p.h >= 0 && p.w >= 0, op,
+      "kernel_size, dilation and stride must be positive and padding non-negative; got "
+      "kernel_size (",
+      k.h, ", ", k.w, "), dilation (", d.h, ", ", d.w, "), padding (", p.h, ", ", p.w,
+      "), stride (", s.h, ", ", s.w, ")");
 }
 
 }  // namespace
@@ -101,9 +103,8 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int
   return y.squeeze(-2);
 }
 
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                        Pair2 stride, Pair2 padding, Pair2 output_padding, int64_t groups,
-                        Pair2 dilation) {
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Pair2 stride,
+                        Pair2 padding, Pair2 output_padding, int64_t groups, Pair2 dilation) {
   const char* op = "conv_transpose2d";
   detail::check_defined(op, input);
   detail::check_defined(op, weight);
@@ -113,37 +114,36 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   check_state(weight.dim() == 4, op,
               "weight must be 4-D [in_channels, out_channels / groups, kh, kw]; got ",
               weight.shape());
-  check_type(input.is_floating_point(), op, "expected a floating-point input; got ",
-             input.dtype());
-  check_type(weight.dtype() == input.dtype(), op, "input and weight dtypes differ: ",
-             input.dtype(), " and ", weight.dtype());
+  check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());
+  check_type(weight.dtype() == input.dtype(), op, "input and weight dtypes differ: ", input.dtype(),
+             " and ", weight.dtype());
   detail::check_same_device(op, input, weight);
   Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
   const int64_t cin = x.size(1);
-  check_state(groups > 0 && cin % groups == 0, op, "given groups=", groups,
-              ", in_channels ", cin, " must be divisible by groups");
+  check_state(groups > 0 && cin % groups == 0, op, "given groups=", groups, ", in_channels ", cin,
+              " must be divisible by groups");
   check_state(weight.size(0) == cin, op, "given transposed=1, weight of shape ", weight.shape(),
               ", expected input of shape ", input.shape(), " to have ", weight.size(0),
               " channels, but got ", cin, " channels instead");
-  check_state(stride.h > 0 && stride.w > 0 && dilation.h > 0 && dilation.w > 0 &&
-                  padding.h >= 0 && padding.w >= 0 && output_padding.h >= 0 &&
-                  output_padding.w >= 0,
+  check_state(stride.h > 0 && stride.w > 0 && dilation.h > 0 && dilation.w > 0 && padding.h >= 0 &&
+                  padding.w >= 0 && output_padding.h >= 0 && output_padding.w >= 0,
               op, "stride and dilation must be positive, padding and output_padding non-negative");
   check_state((output_padding.h < stride.h || output_padding.h < dilation.h) &&
                   (output_padding.w < stride.w || output_padding.w < dilation.w),
-              op, "output padding must be smaller than either stride or dilation, but got "
-                  "output_padding (",
+              op,
+              "output padding must be smaller than either stride or dilation, but got "
+              "output_padding (",
               output_padding.h, ", ", output_padding.w, "), stride (", stride.h, ", ", stride.w,
               "), dilation (", dilation.h, ", ", dilation.w, ")");
   const int64_t cout = weight.size(1) * groups;
-  const int64_t oh = (x.size(2) - 1) * stride.h - 2 * padding.h + dilation.h * (weight.size(2) - 1) +
-                     output_padding.h + 1;
-  const int64_t ow = (x.size(3) - 1) * stride.w - 2 * padding.w + dilation.w * (weight.size(3) - 1) +
-                     output_padding.w + 1;
+  const int64_t oh = (x.size(2) - 1) * stride.h - 2 * padding.h +
+                     dilation.h * (weight.size(2) - 1) + output_padding.h + 1;
+  const int64_t ow = (x.size(3) - 1) * stride.w - 2 * padding.w +
+                     dilation.w * (weight.size(3) - 1) + output_padding.w + 1;
   check_state(oh > 0 && ow > 0, op, "the output size (", oh, ", ", ow,
               ") computed from input of shape ", input.shape(), ", kernel (", weight.size(2), ", ",
-              weight.size(3), "), stride (", stride.h, ", ", stride.w, ") and padding (",
-              padding.h, ", ", padding.w, ") is too small");
+              weight.size(3), "), stride (", stride.h, ", ", stride.w, ") and padding (", padding.h,
+              ", ", padding.w, ") is too small");
   if (bias.defined()) {
     check_state(bias.dim() == 1 && bias.size(0) == cout, op, "bias of shape ", bias.shape(),
                 " does not match out_channels ", cout);
@@ -165,9 +165,9 @@ ValuesIndices max_pool1d_with_indices(const Tensor& input, int64_t kernel_size, 
                                       int64_t padding, int64_t dilation, bool ceil_mode) {
   stride = stride_or(stride, kernel_size);
   check_pool1d("max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode);
-  ValuesIndices r = max_pool2d_with_indices(input.unsqueeze(-2), Pair2(1, kernel_size),
-                                            Pair2(1, stride), Pair2(0, padding),
-                                            Pair2(1, dilation), ceil_mode);
+  ValuesIndices r =
+      max_pool2d_with_indices(input.unsqueeze(-2), Pair2(1, kernel_size), Pair2(1, stride),
+                              Pair2(0, padding), Pair2(1, dilation), ceil_mode);
   // On a height-1 image the flat H * W index is the position along L.
   return {r.values.squeeze(-2), r.indices.squeeze(-2)};
 }
@@ -181,8 +181,8 @@ Tensor avg_pool1d(const Tensor& input, int64_t kernel_size, int64_t stride, int6
                   bool ceil_mode, bool count_include_pad) {
   stride = stride_or(stride, kernel_size);
   check_pool1d("avg_pool1d", input, kernel_size, stride, padding, 1, ceil_mode);
-  return avg_pool2d(input.unsqueeze(-2), Pair2(1, kernel_size), Pair2(1, stride),
-                    Pair2(0, padding), ceil_mode, count_include_pad)
+  return avg_pool2d(input.unsqueeze(-2), Pair2(1, kernel_size), Pair2(1, stride), Pair2(0, padding),
+                    ceil_mode, count_include_pad)
       .squeeze(-2);
 }
 
@@ -192,8 +192,8 @@ Tensor adaptive_avg_pool1d(const Tensor& input, int64_t output_size) {
               "expected 2-D (unbatched) or 3-D (batched) input; got input of shape ",
               input.shape());
   check_state(output_size > 0 && input.size(-1) > 0, "adaptive_avg_pool1d",
-              "output_size must be positive and the input non-empty; got output_size ",
-              output_size, " for input of shape ", input.shape());
+              "output_size must be positive and the input non-empty; got output_size ", output_size,
+              " for input of shape ", input.shape());
   return adaptive_avg_pool2d(input.unsqueeze(-2), Pair2(1, output_size)).squeeze(-2);
 }
 
@@ -203,8 +203,8 @@ ValuesIndices adaptive_max_pool2d_with_indices(const Tensor& input, Pair2 output
   check_state(input.dim() == 3 || input.dim() == 4, op,
               "expected 3-D (unbatched) or 4-D (batched) input; got input of shape ",
               input.shape());
-  check_state(output_size.h > 0 && output_size.w > 0, op,
-              "output_size must be positive; got (", output_size.h, ", ", output_size.w, ")");
+  check_state(output_size.h > 0 && output_size.w > 0, op, "output_size must be positive; got (",
+              output_size.h, ", ", output_size.w, ")");
   check_state(input.size(-1) > 0 && input.size(-2) > 0, op,
               "expected non-empty spatial dims; got input of shape ", input.shape());
   Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
@@ -244,8 +244,7 @@ Tensor adaptive_max_pool2d(const Tensor& input, Pair2 output_size) {
   return adaptive_max_pool2d_with_indices(input, output_size).values;
 }
 
-Tensor unfold(const Tensor& input, Pair2 kernel_size, Pair2 dilation, Pair2 padding,
-              Pair2 stride) {
+Tensor unfold(const Tensor& input, Pair2 kernel_size, Pair2 dilation, Pair2 padding, Pair2 stride) {
   const char* op = "unfold";
   detail::check_defined(op, input);
   check_state(input.dim() == 3 || input.dim() == 4, op,
@@ -258,9 +257,8 @@ Tensor unfold(const Tensor& input, Pair2 kernel_size, Pair2 dilation, Pair2 padd
   check_state(hp - dilation.h * (kernel_size.h - 1) - 1 >= 0 &&
                   wp - dilation.w * (kernel_size.w - 1) - 1 >= 0,
               op, "the padded input of spatial size (", hp, ", ", wp,
-              ") is smaller than the dilated kernel (",
-              dilation.h * (kernel_size.h - 1) + 1, ", ", dilation.w * (kernel_size.w - 1) + 1,
-              "); input of shape ", input.shape());
+              ") is smaller than the dilated kernel (", dilation.h * (kernel_size.h - 1) + 1, ", ",
+              dilation.w * (kernel_size.w - 1) + 1, "); input of shape ", input.shape());
   int64_t oh = 0, ow = 0;
   std::vector<int64_t> taps = window_taps(hp, wp, kernel_size, dilation, stride, &oh, &ow);
   Tensor padded = x;

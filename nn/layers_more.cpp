@@ -3,7 +3,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/grad_mode.h"
 #include "nn/conv_more.h"
 #include "nn/init.h"
 #include "nn/norm_more.h"
@@ -35,10 +34,10 @@ void reset_conv(Tensor& weight, Tensor& bias) {
 
 void check_channels(const char* type, int64_t in, int64_t out, int64_t groups) {
   check_value(in > 0 && out > 0 && groups > 0, type,
-              "in_channels, out_channels and groups must be positive; got ", in, ", ", out,
-              ", ", groups);
-  check_value(in % groups == 0, type, "in_channels must be divisible by groups; got in_channels=",
-              in, ", groups=", groups);
+              "in_channels, out_channels and groups must be positive; got ", in, ", ", out, ", ",
+              groups);
+  check_value(in % groups == 0, type,
+              "in_channels must be divisible by groups; got in_channels=", in, ", groups=", groups);
   check_value(out % groups == 0, type,
               "out_channels must be divisible by groups; got out_channels=", out,
               ", groups=", groups);
@@ -82,8 +81,8 @@ Tensor Conv1d::forward(const Tensor& input) {
 
 std::string Conv1d::extra_repr() const {
   std::ostringstream os;
-  os << in_channels_ << ", " << out_channels_ << ", kernel_size=(" << kernel_size_
-     << ",), stride=(" << stride_ << ",)";
+  os << in_channels_ << ", " << out_channels_ << ", kernel_size=(" << kernel_size_ << ",), stride=("
+     << stride_ << ",)";
   if (padding_ != 0) os << ", padding=(" << padding_ << ",)";
   if (dilation_ != 1) os << ", dilation=(" << dilation_ << ",)";
   if (groups_ != 1) os << ", groups=" << groups_;
@@ -92,8 +91,8 @@ std::string Conv1d::extra_repr() const {
 }
 
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Pair2 kernel_size,
-                                 Pair2 stride, Pair2 padding, Pair2 output_padding,
-                                 int64_t groups, bool with_bias, Pair2 dilation)
+                                 Pair2 stride, Pair2 padding, Pair2 output_padding, int64_t groups,
+                                 bool with_bias, Pair2 dilation)
     : Module("ConvTranspose2d"),
       in_channels_(in_channels),
       out_channels_(out_channels),
@@ -166,8 +165,8 @@ Tensor AvgPool1d::forward(const Tensor& input) {
 
 std::string AvgPool1d::extra_repr() const {
   std::ostringstream os;
-  os << "kernel_size=(" << kernel_size_ << ",), stride=(" << stride_ << ",), padding=("
-     << padding_ << ",)";
+  os << "kernel_size=(" << kernel_size_ << ",), stride=(" << stride_ << ",), padding=(" << padding_
+     << ",)";
   return os.str();
 }
 
@@ -240,10 +239,8 @@ Tensor InstanceNorm2d::forward(const Tensor& input) {
               "expected input's size at dim=1 to match num_features (", num_features_,
               "), but got input of shape ", input.shape());
   bool use_input_stats = training_ || !running_mean.defined();
-  if (training_ && num_batches_tracked.defined()) {
-    NoGradGuard no_grad;
-    num_batches_tracked.add_(1);
-  }
+  // Unlike batch norm, PyTorch's instance norm never counts batches (num_batches_tracked stays
+  // 0; it exists so state_dicts match).
   // Batch statistics (updating the running ones if tracked) in training, and always when none
   // are tracked; the running ones in eval().
   Tensor y = F::instance_norm(x, running_mean, running_var, weight, bias, use_input_stats,
@@ -316,8 +313,8 @@ Pad2d::Pad2d(const char* type_name, std::vector<int64_t> padding, std::string mo
     : Module(type_name), padding_(std::move(padding)), mode_(std::move(mode)), value_(value) {
   if (padding_.size() == 1) padding_.assign(4, padding_[0]);
   check_value(padding_.size() == 4, type_name,
-              "padding must be one number or 4 (left, right, top, bottom); got ",
-              padding_.size(), " values");
+              "padding must be one number or 4 (left, right, top, bottom); got ", padding_.size(),
+              " values");
 }
 
 Tensor Pad2d::forward(const Tensor& input) { return F::pad(input, padding_, mode_, value_); }
@@ -395,8 +392,8 @@ EmbeddingBag::EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim, std::s
 
 Tensor EmbeddingBag::forward(const Tensor& input, const Tensor& offsets,
                              const Tensor& per_sample_weights) {
-  return F::embedding_bag(input, weight, offsets, mode_, per_sample_weights,
-                          include_last_offset_, padding_idx_);
+  return F::embedding_bag(input, weight, offsets, mode_, per_sample_weights, include_last_offset_,
+                          padding_idx_);
 }
 
 Tensor EmbeddingBag::forward(const Tensor& input) { return forward(input, Tensor()); }

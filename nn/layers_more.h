@@ -27,8 +27,8 @@ class Conv1d : public Module {
 class ConvTranspose2d : public Module {
  public:
   ConvTranspose2d(int64_t in_channels, int64_t out_channels, Pair2 kernel_size, Pair2 stride = 1,
-                  Pair2 padding = 0, Pair2 output_padding = 0, int64_t groups = 1,
-                  bool bias = true, Pair2 dilation = 1);
+                  Pair2 padding = 0, Pair2 output_padding = 0, int64_t groups = 1, bool bias = true,
+                  Pair2 dilation = 1);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   Tensor weight, bias;  // weight [in, out / groups, kh, kw]

@@ -22,9 +22,10 @@ void check_channel_params(const char* op, const Tensor& input,
   const int64_t channels = input.size(1);
   for (const Tensor* t : params) {
     check_state(!t->defined() || (t->dim() == 1 && t->size(0) == channels), op,
-                "expected a tensor of shape [", channels, "] (the input's channels) for input of "
-                "shape ", input.shape(), "; got ",
-                t->defined() ? to_string(t->shape()) : std::string());
+                "expected a tensor of shape [", channels,
+                "] (the input's channels) for input of "
+                "shape ",
+                input.shape(), "; got ", t->defined() ? to_string(t->shape()) : std::string());
   }
 }
 
@@ -51,8 +52,8 @@ std::vector<int64_t> to_vector(const Tensor& t) {
 
 }  // namespace
 
-Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
   detail::check_defined("group_norm", input);
   check_state(input.dim() >= 2, "group_norm", "expected input of shape [N, C, *]; got ",
               input.shape());
@@ -224,8 +225,8 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
   std::vector<int64_t> rows, bag_of, positions, count(bags, 0);
   for (int64_t b = 0; b < bags; ++b) {
     for (int64_t i = starts[b]; i < starts[b + 1]; ++i) {
-      check_index(idx[i] >= 0 && idx[i] < weight.size(0), op, "index out of range in self: ",
-                  idx[i], " for ", weight.size(0), " embeddings");
+      check_index(idx[i] >= 0 && idx[i] < weight.size(0), op,
+                  "index out of range in self: ", idx[i], " for ", weight.size(0), " embeddings");
       if (idx[i] == padding_idx) continue;
       rows.push_back(idx[i]), bag_of.push_back(b), positions.push_back(i), ++count[b];
     }
@@ -255,8 +256,9 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
   if (mode == "sum") return sums;
   std::vector<double> divisor(count.begin(), count.end());
   for (double& d : divisor) d = d > 0 ? d : 1.0;  // empty bags stay zero
-  return sums / tensor(divisor, Shape{bags, 1}, TensorOptions(kFloat64).with_device(weight.device()))
-                    .to(weight.dtype());
+  return sums /
+         tensor(divisor, Shape{bags, 1}, TensorOptions(kFloat64).with_device(weight.device()))
+             .to(weight.dtype());
 }
 
 }  // namespace wick::nn::functional

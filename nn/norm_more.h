@@ -44,8 +44,7 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, dou
 // (input's shape, mode "sum" only) scales each row. Rows of padding_idx (if >= 0) are left out
 // of the bags, and empty bags are zeros. Returns [B, dim].
 Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets = Tensor(),
-                     const std::string& mode = "mean",
-                     const Tensor& per_sample_weights = Tensor(),
+                     const std::string& mode = "mean", const Tensor& per_sample_weights = Tensor(),
                      bool include_last_offset = false, int64_t padding_idx = -1);
 
 }  // namespace wick::nn::functional

@@ -17,16 +17,16 @@ Tensor index_tensor(const std::vector<int64_t>& values, Device device) {
 Tensor along(const std::vector<double>& values, int64_t dim, int64_t ndim, const Tensor& like) {
   Shape shape = Shape::filled(ndim, 1);
   shape[dim] = int64_t(values.size());
-  return tensor(values, shape, TensorOptions(kFloat64).with_device(like.device()))
-      .to(like.dtype());
+  return tensor(values, shape, TensorOptions(kFloat64).with_device(like.device())).to(like.dtype());
 }
 
 Tensor pad_constant(const Tensor& x, int64_t dim, int64_t lo, int64_t hi, double value) {
   Tensor y = x;
   const int64_t size = x.size(dim);
   check_state(size + lo + hi >= 0, "pad", "the input size ", size, ", plus negative padding ", lo,
-              " and ", hi, " resulted in a negative output size, which is invalid. Check dimension ",
-              dim, " of your input of shape ", x.shape());
+              " and ", hi,
+              " resulted in a negative output size, which is invalid. Check dimension ", dim,
+              " of your input of shape ", x.shape());
   // Negative amounts crop first; what remains grows by blocks of `value`, joined with cat so
   // the gradient reaches the input's part only.
   if (lo < 0) y = y.narrow(dim, -lo, y.size(dim) + lo);
@@ -141,11 +141,11 @@ Tensor resize_dim(const Tensor& x, int64_t dim, int64_t out, const std::string& 
 Tensor pad(const Tensor& input, const std::vector<int64_t>& pad, const std::string& mode,
            double value) {
   detail::check_defined("pad", input);
-  check_state(pad.size() % 2 == 0, "pad", "Padding length must be divisible by 2; got ",
-              pad.size(), " values");
+  check_state(pad.size() % 2 == 0, "pad", "Padding length must be divisible by 2; got ", pad.size(),
+              " values");
   const int64_t k = int64_t(pad.size()) / 2, n = input.dim();
-  check_state(k <= n, "pad", "Padding length too large: ", pad.size(),
-              " values pad ", k, " dims of an input of shape ", input.shape());
+  check_state(k <= n, "pad", "Padding length too large: ", pad.size(), " values pad ", k,
+              " dims of an input of shape ", input.shape());
   const bool constant = mode == "constant";
   check_state(constant || mode == "reflect" || mode == "replicate" || mode == "circular", "pad",
               "Unrecognised padding mode ", mode,
@@ -182,8 +182,7 @@ Tensor interpolate(const Tensor& input, const std::vector<int64_t>& size,
               "'area'; got '",
               mode, "'");
   check_state(spatial >= 1 && spatial <= 3, op,
-              "expected 3-D, 4-D or 5-D input [N, C, d1, ...]; got input of shape ",
-              input.shape());
+              "expected 3-D, 4-D or 5-D input [N, C, d1, ...]; got input of shape ", input.shape());
   check_state(mode != "linear" || spatial == 1, op, "Got ", input.dim(),
               "D input, but linear mode needs 3D input");
   check_state(mode != "bilinear" || spatial == 2, op, "Got ", input.dim(),
@@ -228,14 +227,12 @@ Tensor interpolate(const Tensor& input, const std::vector<int64_t>& size,
                 input.shape());
     return adaptive_avg_pool2d(input, Pair2(out[0], out[1]));
   }
-  check_type(input.is_floating_point(), op, "expected a floating-point input; got ",
-             input.dtype());
+  check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());
   Tensor y = input;
   const bool corners = align_corners.value_or(false);
   for (int64_t d = 0; d < spatial; ++d) {
-    y = input.dtype() == kFloat64
-            ? resize_dim<double>(y, 2 + d, out[d], mode, corners, scales[d])
-            : resize_dim<float>(y, 2 + d, out[d], mode, corners, scales[d]);
+    y = input.dtype() == kFloat64 ? resize_dim<double>(y, 2 + d, out[d], mode, corners, scales[d])
+                                  : resize_dim<float>(y, 2 + d, out[d], mode, corners, scales[d]);
   }
   return y;
 }

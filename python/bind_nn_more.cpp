@@ -51,11 +51,9 @@ void bind_conv_and_pool(py::module_& m) {
       },
       py::arg("input"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
       py::arg("dilation"), py::arg("ceil_mode"), py::arg("return_indices"));
-  m.def("avg_pool1d", &F::avg_pool1d, py::arg("input"), py::arg("kernel_size"),
-        py::arg("stride"), py::arg("padding"), py::arg("ceil_mode"),
-        py::arg("count_include_pad"));
-  m.def("adaptive_avg_pool1d", &F::adaptive_avg_pool1d, py::arg("input"),
-        py::arg("output_size"));
+  m.def("avg_pool1d", &F::avg_pool1d, py::arg("input"), py::arg("kernel_size"), py::arg("stride"),
+        py::arg("padding"), py::arg("ceil_mode"), py::arg("count_include_pad"));
+  m.def("adaptive_avg_pool1d", &F::adaptive_avg_pool1d, py::arg("input"), py::arg("output_size"));
   m.def(
       "adaptive_max_pool2d",
       [](const Tensor& x, py::handle size, bool return_indices) {
@@ -126,9 +124,8 @@ void bind_norm_and_distance(py::module_& m) {
 void bind_resample(py::module_& m) {
   m.def("pad", &F::pad, py::arg("input"), py::arg("pad"), py::arg("mode") = "constant",
         py::arg("value") = 0.0);
-  m.def("interpolate", &F::interpolate, py::arg("input"), py::arg("size"),
-        py::arg("scale_factor"), py::arg("mode"), py::arg("align_corners"),
-        py::arg("recompute_scale_factor"));
+  m.def("interpolate", &F::interpolate, py::arg("input"), py::arg("size"), py::arg("scale_factor"),
+        py::arg("mode"), py::arg("align_corners"), py::arg("recompute_scale_factor"));
   m.def("pixel_shuffle", &F::pixel_shuffle, py::arg("input"), py::arg("upscale_factor"));
   m.def("pixel_unshuffle", &F::pixel_unshuffle, py::arg("input"), py::arg("downscale_factor"));
 }
