@@ -46,7 +46,9 @@ Tensor pad_constant(const Tensor& x, int64_t dim, int64_t lo, int64_t hi, double
 }
 
 // reflect, replicate and circular: each output position reads one input position along dim.
-Tensor pad_indexed(const Tensor& x, int64_t dim, int64_t lo, int64_t hi, const std::string& mode) {
+// min_size: the smallest output size PyTorch accepts for this dim.
+Tensor pad_indexed(const Tensor& x, int64_t dim, int64_t lo, int64_t hi, const std::string& mode,
+                   int64_t min_size) {
   if (mode == "circular" && (lo < 0 || hi < 0)) {
     // PyTorch crops first and wraps what is left: the wrapped values come from the kept part.
     check_state(lo <= x.size(dim) && hi <= x.size(dim), "pad",
@@ -57,7 +59,8 @@ Tensor pad_indexed(const Tensor& x, int64_t dim, int64_t lo, int64_t hi, const s
                 " resulted in a negative output size, which is invalid");
     const int64_t start = std::max<int64_t>(-lo, 0);
     Tensor kept = x.narrow(dim, start, x.size(dim) - start - std::max<int64_t>(-hi, 0));
-    return pad_indexed(kept, dim, std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0), mode);
+    return pad_indexed(kept, dim, std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0), mode,
+                       min_size);
   }
   const int64_t size = x.size(dim);
   if (mode == "reflect") {
@@ -73,8 +76,13 @@ Tensor pad_indexed(const Tensor& x, int64_t dim, int64_t lo, int64_t hi, const s
     check_state(size > 0, "pad", "replicate padding needs a non-empty dimension ", dim,
                 " of input ", x.shape());
   }
-  check_state(size + lo + hi >= 0, "pad", "the input size ", size, ", plus negative padding ", lo,
-              " and ", hi, " resulted in a negative output size, which is invalid");
+  check_state(size + lo + hi >= min_size, "pad", "the input size ", size,
+              ", plus negative padding ", lo, " and ", hi, " resulted in an output size of ",
+              size + lo + hi, ", which is invalid for ", mode, " padding. Check dimension ", dim,
+              " of your input of shape ", x.shape());
+  // An empty tensor has no values to pick; index_select would also divide by its zero-size
+  // dims (a SIGFPE in the CPU kernel), so its blocks of zeros come from the constant path.
+  if (x.numel() == 0) return pad_constant(x, dim, lo, hi, 0.0);
   std::vector<int64_t> index;
   index.reserve(size + lo + hi);
   for (int64_t o = -lo; o < size + hi; ++o) {
@@ -101,20 +109,26 @@ T coordinate_scale(int64_t in, int64_t out, bool align_corners, double scale_fac
   return scale_factor > 0 ? T(1.0 / scale_factor) : T(in) / T(out);
 }
 
+// PyTorch 1.13's kernels take shortcuts that a scale_factor can make visible. Its linear modes
+// copy a dim whose size is unchanged, whatever the scale (1.08 keeps 4 pixels as they are). Its
+// nearest modes map through the scale (1.08 on 4 pixels reads 0, 0, 1, 2), except in the
+// channels-last kernel it picks for 4-D and 5-D inputs with one channel, which copies a dim of
+// unchanged size and halves the index of a doubled one. `shortcuts` says which kernel to match.
 template <class T>
 Tensor resize_dim(const Tensor& x, int64_t dim, int64_t out, const std::string& mode,
-                  bool align_corners, double scale_factor) {
+                  bool align_corners, double scale_factor, bool shortcuts) {
   const int64_t in = x.size(dim);
   std::vector<int64_t> lower, upper;
   std::vector<double> frac;
-  if (mode == "nearest" || mode == "nearest-exact") {
+  const bool nearest = mode == "nearest" || mode == "nearest-exact";
+  if (out == in && (shortcuts || !nearest)) return x;
+  if (nearest) {
     const T scale = coordinate_scale<T>(in, out, false, scale_factor);
     const bool exact = mode == "nearest-exact";
     for (int64_t o = 0; o < out; ++o) {
-      int64_t i = out == in ? o
-                  : exact   ? int64_t(std::floor((T(o) + T(0.5)) * scale))
-                            : int64_t(std::floor(T(o) * scale));
-      if (!exact && out == 2 * in) i = o >> 1;
+      int64_t i = shortcuts && out == 2 * in ? o >> 1
+                  : exact                    ? int64_t(std::floor((T(o) + T(0.5)) * scale))
+                                             : int64_t(std::floor(T(o) * scale));
       lower.push_back(std::min(i, in - 1));
     }
     return x.index_select(dim, index_tensor(lower, x.device()));
@@ -160,12 +174,22 @@ Tensor pad(const Tensor& input, const std::vector<int64_t>& pad, const std::stri
   check_state(mode != "circular" || n == k + 2, "pad", "Invalid padding size, expected ",
               2 * (n - 2), " but got ", pad.size(), " for circular padding of an input of shape ",
               input.shape());
+  // PyTorch lets circular padding, and reflect and replicate padding of 2 or 3 dims, crop a dim
+  // away entirely; its 1-D reflect and replicate kernels refuse an empty output.
+  const int64_t min_size = mode == "circular" || k > 1 ? 0 : 1;
   Tensor y = input;
   for (int64_t i = 0; i < k; ++i) {
     const int64_t dim = n - 1 - i;
     if (pad[2 * i] == 0 && pad[2 * i + 1] == 0) continue;
+    // PyTorch's constant_pad_nd wants every padded dim to keep at least one element.
+    check_state(!constant || y.size(dim) + pad[2 * i] + pad[2 * i + 1] > 0, "pad",
+                "the input size ", y.size(dim), ", plus negative padding ", pad[2 * i], " and ",
+                pad[2 * i + 1],
+                " resulted in a negative output size, which is invalid. Check "
+                "dimension ",
+                dim, " of your input of shape ", input.shape());
     y = constant ? pad_constant(y, dim, pad[2 * i], pad[2 * i + 1], value)
-                 : pad_indexed(y, dim, pad[2 * i], pad[2 * i + 1], mode);
+                 : pad_indexed(y, dim, pad[2 * i], pad[2 * i + 1], mode, min_size);
   }
   return y;
 }
@@ -230,9 +254,11 @@ Tensor interpolate(const Tensor& input, const std::vector<int64_t>& size,
   check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());
   Tensor y = input;
   const bool corners = align_corners.value_or(false);
+  const bool shortcuts = spatial > 1 && input.size(1) == 1;
   for (int64_t d = 0; d < spatial; ++d) {
-    y = input.dtype() == kFloat64 ? resize_dim<double>(y, 2 + d, out[d], mode, corners, scales[d])
-                                  : resize_dim<float>(y, 2 + d, out[d], mode, corners, scales[d]);
+    y = input.dtype() == kFloat64
+            ? resize_dim<double>(y, 2 + d, out[d], mode, corners, scales[d], shortcuts)
+            : resize_dim<float>(y, 2 + d, out[d], mode, corners, scales[d], shortcuts);
   }
   return y;
 }

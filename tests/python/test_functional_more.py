@@ -186,6 +186,16 @@ def test_pad_constant_value_and_many_dims():
     check(lambda m, x: F(m).pad(x, (1, 1), "constant", 3.0), [(4,)])
 
 
+def test_pad_cropping_a_dim_away():
+    # Circular padding and 2-D reflect / replicate padding may crop a dim to nothing; 1-D
+    # reflect and constant padding may not (PyTorch raises RuntimeError).
+    check(lambda m, x: F(m).pad(x, (-1, -1, 1, 0), "circular"), [(2, 3, 4, 2)])
+    check(lambda m, x: F(m).pad(x, (-1, -1, 2, 1), "reflect"), [(2, 3, 4, 2)])
+    for mode in ("reflect", "constant"):
+        with pytest.raises(RuntimeError, match="pad.*plus negative padding -2 and -1"):
+            wick.nn.functional.pad(wick.randn(2, 5, 3), (-2, -1), mode)
+
+
 def test_pad_gradcheck():
     Fw = wick.nn.functional
     for mode in ("constant", "reflect", "replicate", "circular"):
@@ -234,6 +244,23 @@ def test_interpolate_1d_3d_and_float32(mode, align):
     tri = "trilinear" if mode == "linear" else mode
     check(lambda m, x: F(m).interpolate(x, size=(3, 5, 2), mode=tri, align_corners=align),
           [(1, 2, 2, 3, 4)])
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear"])
+def test_interpolate_scale_factor_that_keeps_or_doubles_a_size(channels, mode):
+    # PyTorch 1.13 copies a dim of unchanged size in its linear modes, and in its nearest modes
+    # only through the channels-last kernel it uses for one channel: (1.08, 2.09) on (4, 4).
+    # Values only: PyTorch's nearest backward takes the shortcuts where its forward does not, so
+    # its gradient is not the gradient of its output there; wick's is (gradchecked below).
+    grad = mode == "bilinear"
+    check(lambda m, x: F(m).interpolate(x, scale_factor=(1.08, 2.09), mode=mode),
+          [(2, channels, 4, 4)], dtype=np.float32, grad=grad)
+    one_d = "linear" if mode == "bilinear" else mode
+    check(lambda m, x: F(m).interpolate(x, scale_factor=1.08, mode=one_d), [(2, channels, 4)],
+          dtype=np.float32, grad=grad)
+    gradcheck(lambda x: wick.nn.functional.interpolate(x, scale_factor=(1.08, 2.09), mode=mode),
+              (1, channels, 4, 3))
 
 
 def test_interpolate_gradcheck():
