@@ -20,10 +20,13 @@ Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape, Devi
 // The output length of a 1-D window sweep, PyTorch's pooling_output_shape (ceil_mode drops a
 // last window that would start inside the right padding).
 int64_t pooled_length(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  int64_t span = in + 2 * p - d * (k - 1) - 1;
-  int64_t out = (span + (ceil_mode ? s - 1 : 0)) / s + 1;
-  if (span < 0) return 0;
+  int64_t numerator = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  // Rounded toward negative infinity (ATen's div_rtn), so a too-small input gives 0.
+  int64_t out = (numerator >= 0 ? numerator / s : -((-numerator + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= in + p) --out;
+  // PyTorch's ceil_mode gives a window to an input shorter than the dilated kernel; the 2-D
+  // pools this calls refuse that input, so it is refused here, naming the 1-D function.
+  if (in + 2 * p - d * (k - 1) - 1 < 0) return 0;
   return out;
 }
 
@@ -40,9 +43,12 @@ void check_pool1d(const char* op, const Tensor& input, int64_t k, int64_t s, int
   check_state(p <= k / 2, op,
               "pad should be at most half of effective kernel size, but got pad=", p,
               ", kernel_size=", k);
-  check_state(pooled_length(input.size(-1), k, s, p, d, ceil_mode) > 0, op, "the input of length ",
-              input.size(-1), " is too small for kernel_size ", k, ", stride ", s, ", padding ", p,
-              ", dilation ", d, ": the output would be empty");
+  check_state(
+      pooled_length(input.size(-1), k, s, p, d, ceil_mode) > 0, op, "the input of length ",
+      input.size(-1), " is too small for kernel_size ", k, ", stride ", s, ", padding ", p,
+      ", dilation ", d,
+      ": the output would be empty (with ceil_mode, PyTorch still gives a window to an input "
+      "shorter than the dilated kernel; wick's pools do not)");
 }
 
 int64_t stride_or(int64_t stride, int64_t kernel) {

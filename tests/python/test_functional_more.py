@@ -116,6 +116,8 @@ def test_pool_bad_inputs():
         Fw.avg_pool1d(wick.randn(1, 1, 3, 4), 2)
     with pytest.raises(RuntimeError, match="max_pool1d.*too small"):
         Fw.max_pool1d(wick.randn(1, 3, 2), 3)
+    with pytest.raises(RuntimeError, match="avg_pool1d.*too small.*ceil_mode"):
+        Fw.avg_pool1d(wick.randn(1, 3, 1), 3, ceil_mode=True)
     with pytest.raises(RuntimeError, match=r"adaptive_max_pool2d.*\(1, 4, 3, 3, 3\)"):
         Fw.adaptive_max_pool2d(wick.randn(1, 4, 3, 3, 3), 2)
     with pytest.raises(RuntimeError, match="adaptive_max_pool2d.*output_size must be positive"):
