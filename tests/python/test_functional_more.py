@@ -35,6 +35,8 @@ def test_conv1d_unbatched_noncontiguous_and_same_padding():
     check(lambda m, x, w: F(m).conv1d(x.transpose(1, 2), w, padding="same"),
           [(2, 9, 4), (5, 4, 3)])
     check(lambda m, x, w: F(m).conv1d(x, w, stride=(2,)), [(3, 9), (4, 3, 2)], noncontig=True)
+    check(lambda m, x, w: F(m).conv1d(x, w, padding="same", dilation=3), [(2, 3, 9), (4, 3, 2)])
+    check(lambda m, x, w: F(m).conv1d(x, w, padding="valid"), [(2, 3, 9), (4, 3, 2)])
 
 
 @pytest.mark.parametrize("stride,padding,output_padding,groups,dilation", [

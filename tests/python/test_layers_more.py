@@ -63,6 +63,12 @@ LAYERS = {
     "conv1d": (lambda m: m.Conv1d(4, 6, 3, stride=2, padding=1), [(2, 4, 9)]),
     "conv1d_groups": (lambda m: m.Conv1d(4, 8, 2, dilation=2, groups=4, bias=False), [(3, 4, 7)]),
     "conv1d_same_unbatched": (lambda m: m.Conv1d(3, 2, 5, padding="same"), [(3, 8)]),
+    "conv1d_reflect": (lambda m: m.Conv1d(3, 4, 3, padding=2, padding_mode="reflect"),
+                       [(2, 3, 7)]),
+    "conv1d_circular_same": (lambda m: m.Conv1d(3, 4, 4, padding="same", padding_mode="circular"),
+                             [(2, 3, 7)]),
+    "conv1d_replicate_unbatched": (lambda m: m.Conv1d(3, 2, 3, padding=1,
+                                                      padding_mode="replicate"), [(3, 6)]),
     "conv_transpose2d": (lambda m: m.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
                                                      output_padding=1), [(2, 4, 5, 4)]),
     "conv_transpose2d_groups": (lambda m: m.ConvTranspose2d(4, 6, (2, 3), stride=(1, 2),
@@ -193,7 +199,8 @@ def test_initialisation_matches_torch_distribution():
 @needs_torch
 def test_repr_matches_torch():
     def build(m):
-        return m.Sequential(m.Conv1d(2, 4, 3, padding=1), m.ConvTranspose2d(4, 2, 3, stride=2),
+        return m.Sequential(m.Conv1d(2, 4, 3, padding=1, padding_mode="reflect"),
+                            m.ConvTranspose2d(4, 2, 3, stride=2),
                             m.MaxPool1d(2), m.AvgPool1d(3), m.AdaptiveAvgPool1d(4),
                             m.AdaptiveMaxPool2d((2, 2)), m.GroupNorm(2, 4), m.InstanceNorm2d(4),
                             m.Dropout2d(0.3), m.Upsample(scale_factor=2.0, mode="bilinear"),
@@ -224,6 +231,10 @@ def test_bad_constructor_arguments():
         nn.ConvTranspose2d(4, 6, 2, groups=4)
     with pytest.raises(TypeError, match="ConvTranspose2d.*kernel_size must be an int"):
         nn.ConvTranspose2d(4, 6, 2.5)
+    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported'):
+        nn.ConvTranspose2d(4, 6, 2, padding_mode="reflect")
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv1d(4, 6, 2, padding_mode="mirror")
     with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
         nn.EmbeddingBag(4, 2, mode="median")
     with pytest.raises(ValueError, match="padding must be an int or a 4-tuple"):

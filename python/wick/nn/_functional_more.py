@@ -39,9 +39,9 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                  "convolutions")
             total = dilation * (weight.shape[-1] - 1)
             if total % 2:
-                raise ValueError("[conv1d] padding='same' with an even kernel extent is not "
-                                 "supported")
-            padding = total // 2
+                # An odd total: PyTorch pads the extra zero on the right.
+                input = pad(input, (total // 2, total - total // 2))
+            padding = 0 if total % 2 else total // 2
         else:
             raise ValueError(f"[conv1d] Invalid padding string {padding!r}, should be one of "
                              f"'valid' or 'same'")

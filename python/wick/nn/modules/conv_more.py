@@ -26,9 +26,11 @@ class _ConvBase(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise ValueError(f"[{name}] only padding_mode='zeros' is supported; got "
-                             f"{padding_mode!r}")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', "
+                             f"'circular'], but got padding_mode='{padding_mode}'")
+        if transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {name}')
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _args.sizes(name, "kernel_size", _tuple(kernel_size, n), 1)
@@ -80,6 +82,8 @@ class _ConvBase(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
 
 
@@ -92,6 +96,15 @@ class Conv1d(_ConvBase):
 
     def forward(self, input):
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        if self.padding_mode != "zeros":
+            # As PyTorch: pad with the mode first, then convolve without padding.
+            if padding == "same":
+                total = self.dilation[0] * (self.kernel_size[0] - 1)
+                amounts = (total // 2, total - total // 2)
+            else:
+                amounts = (0, 0) if padding == "valid" else (padding, padding)
+            input = F.pad(input, amounts, mode=self.padding_mode)
+            padding = 0
         return F.conv1d(input, self.weight, self.bias, self.stride[0], padding,
                         self.dilation[0], self.groups)
 
