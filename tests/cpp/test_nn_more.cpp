@@ -53,6 +53,15 @@ TEST(NnMore, GradcheckConvolutionAndPooling) {
       {input({1, 8, 6})}));
 }
 
+TEST(NnMore, GradgradcheckOfTheConvolutions) {
+  // Both reuse conv2d's differentiable backward, so second derivatives come for free.
+  EXPECT_TRUE(gradgradcheck([](const TensorList& t) { return F::conv1d(t[0], t[1], {}, 2, 1); },
+                            {input({1, 2, 5}), input({3, 2, 2}, 2)}));
+  EXPECT_TRUE(gradgradcheck(
+      [](const TensorList& t) { return F::conv_transpose2d(t[0], t[1], {}, 2, 1, 1); },
+      {input({1, 2, 2, 3}), input({2, 3, 3, 2}, 2)}));
+}
+
 TEST(NnMore, GradcheckNormalizationResamplingDistances) {
   EXPECT_TRUE(gradcheck([](const TensorList& t) { return F::group_norm(t[0], 2, t[1], t[2]); },
                         {input({2, 4, 3}), input({4}, 2), input({4}, 3)}));

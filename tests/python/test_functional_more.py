@@ -303,6 +303,7 @@ def test_pixel_shuffle_and_unshuffle():
     check(lambda m, x: F(m).pixel_unshuffle(x, 2), [(2, 3, 4, 6)])
     check(lambda m, x: F(m).pixel_unshuffle(x, 3), [(2, 6, 3)], noncontig=True)
     gradcheck(lambda x: wick.nn.functional.pixel_shuffle(x, 2), (1, 4, 2, 3))
+    gradcheck(lambda x: wick.nn.functional.pixel_unshuffle(x, 2), (1, 2, 4, 2))
     with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor.*=5"):
         wick.nn.functional.pixel_shuffle(wick.randn(1, 5, 3, 4), 2)
     with pytest.raises(RuntimeError, match="pixel_unshuffle.*height.*=3"):
