@@ -5,6 +5,12 @@
 
 #include "python/bind_common.h"
 
+// nnlayers: convolution, pooling, normalization and resampling, part two (bind_nn_more.cpp,
+// into _C._nn).
+namespace wick::python {
+void init_nn_more(py::module_& m);
+}
+
 PYBIND11_MODULE(_C, m) {
   using namespace wick::python;
   m.doc() = "wick's C++ core: tensors, autograd, layers, optimizers and data loading";
@@ -17,6 +23,7 @@ PYBIND11_MODULE(_C, m) {
   init_interop(m);
   init_autograd(m);
   init_nn(m);
+  init_nn_more(m);  // nnlayers: needs _C._nn from init_nn
   init_optim(m);
   init_data(m);
   init_distributed(m);

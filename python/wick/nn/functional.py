@@ -228,3 +228,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     return _nn.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction),
                       log_target)
+
+
+# ---- nnlayers: convolution, pooling, normalization and resampling, part two ----
+from wick.nn._functional_more import (  # noqa: E402,F401
+    adaptive_avg_pool1d, adaptive_max_pool2d, adaptive_max_pool2d_with_indices, avg_pool1d,
+    conv1d, conv_transpose2d, cosine_similarity, dropout2d, embedding_bag, fold, group_norm,
+    instance_norm, interpolate, max_pool1d, max_pool1d_with_indices, normalize, pad,
+    pairwise_distance, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear,
+    upsample_nearest)

@@ -13,3 +13,12 @@ from wick.nn.modules.module import Module  # noqa: F401
 from wick.nn.modules.normalization import LayerNorm  # noqa: F401
 from wick.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from wick.nn.modules.sparse import Embedding  # noqa: F401
+# nnlayers: convolution, pooling, normalization and resampling, part two
+from wick.nn.modules.conv_more import Conv1d, ConvTranspose2d  # noqa: F401
+from wick.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from wick.nn.modules.dropout_more import Dropout2d  # noqa: F401
+from wick.nn.modules.fold import Fold, Unfold  # noqa: F401
+from wick.nn.modules.normalization_more import GroupNorm, InstanceNorm2d  # noqa: F401
+from wick.nn.modules.pooling_more import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d  # noqa: F401
+from wick.nn.modules.resampling import ConstantPad2d, PixelShuffle, PixelUnshuffle, ReflectionPad2d, ReplicationPad2d, Upsample, ZeroPad2d  # noqa: F401
+from wick.nn.modules.sparse_more import EmbeddingBag  # noqa: F401
