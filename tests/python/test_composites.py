@@ -3,6 +3,8 @@ random contiguous and non-contiguous inputs, gradcheck and gradgradcheck in floa
 compositions, so second derivatives must come for free), einsum on a table of equations, the
 random ops by their statistics and seeds, and bad inputs by PyTorch's exception types."""
 
+import warnings
+
 import numpy as np
 import pytest
 import wick
@@ -512,3 +514,35 @@ def test_bad_inputs(case):
     assert name in message, message
     for v in values:
         assert v in message, (v, message)
+
+
+# ---- other devices: compositions run wherever their parts run (here the sim device) ----
+
+SIM_CASES = {
+    "einsum": lambda a, b: wick.einsum("ij,jk->ik", a, b),
+    "tril": lambda a, b: a.tril(-1),
+    "flip_roll": lambda a, b: a.flip(0).roll(1, 1),
+    "diagonal_trace": lambda a, b: a.diagonal(1) + a[:, :3].trace(),
+    "cdist": lambda a, b: wick.cdist(a, b.t()),
+    "kron_tile": lambda a, b: wick.kron(a[:2, :2], b[:2, :2]).tile(2),
+    "scatter": lambda a, b: a.scatter(1, wick.tensor([[0], [1], [2]], device=a.device), b[:3, :1]),
+    "take": lambda a, b: a.take(wick.tensor([0, 3, -1], device=a.device)),
+}
+
+
+@pytest.mark.parametrize("name", list(SIM_CASES))
+def test_composites_on_the_sim_device(name):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((3, 4)), rng.standard_normal((4, 5))]
+    results = []
+    for device in ["cpu", "sim"]:
+        a = wick.tensor(arrays[0], device=device).requires_grad_(True)
+        b = wick.tensor(arrays[1], device=device).requires_grad_(True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the CPU fallback's one-time warning
+            out = SIM_CASES[name](a, b)
+            out.sum().backward()
+        assert out.device.type == device
+        results.append([t.detach().cpu().numpy() for t in (out, a.grad, b.grad) if t is not None])
+    for cpu, sim in zip(*results):
+        np.testing.assert_allclose(sim, cpu, atol=1e-12)
