@@ -227,6 +227,42 @@ def test_einsum_list_form_and_gradgrad():
                 [(2, 3), (2, 3, 2), (2, 2)])
 
 
+def _random_equation(rng, sizes):
+    """Up to three operands of up to three subscripts from "abcde", sometimes with "..." and an
+    explicit output; with the operands' shapes."""
+    terms = ["".join(rng.choice(list(sizes), int(rng.integers(0, 4))))
+             for _ in range(int(rng.integers(1, 4)))]
+    if rng.random() < 0.3:
+        terms = [("..." + t) if rng.random() < 0.7 else t for t in terms]
+    equation = ",".join(terms)
+    used = sorted(set("".join(terms).replace(".", "")))
+    if rng.random() < 0.5:
+        out = "".join(rng.permutation(used)[: int(rng.integers(0, len(used) + 1))])
+        if "..." in equation and rng.random() < 0.7:
+            out = "..." + out
+        equation += "->" + out
+    shapes = [([int(rng.choice([1, 2]))] if "..." in t else []) +
+              [sizes[c] for c in t.replace("...", "")] for t in terms]
+    return equation, shapes
+
+
+def test_einsum_random_equations():
+    """200 random equations (repeated subscripts, broadcasting ellipses, implicit and explicit
+    outputs, sums): values and gradients as PyTorch's, or an error where PyTorch raises."""
+    rng = np.random.default_rng(0)
+    sizes = {c: int(rng.integers(1, 4)) for c in "abcde"}
+    for _ in range(200):
+        equation, shapes = _random_equation(rng, sizes)
+        arrays = [rng.standard_normal(s) for s in shapes]
+        try:
+            torch.einsum(equation, *[torch.tensor(a) for a in arrays])
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                wick.einsum(equation, *[wick.tensor(a) for a in arrays])
+            continue
+        check(lambda m, *xs: m.einsum(equation, *xs), arrays, atol=1e-10)
+
+
 @pytest.mark.parametrize("dim", [None, 0, 1, -1])
 def test_cross(dim):
     shape = (3, 3) if dim is None else ((3, 4) if dim == 0 else (4, 3))
