@@ -78,6 +78,48 @@ Tensor tensordot_py(const Tensor& a, const Tensor& b, py::handle dims) {
   return tensordot(a, b, to_dims(pair[0]), to_dims(pair[1]));
 }
 
+// einsum("ij,jk", a, b), einsum("ij,jk", [a, b]), or the sublist form
+// einsum(a, [0, 1], b, [1, 2], [0, 2]) with ints for subscripts and Ellipsis for "...".
+Tensor einsum_py(py::args args) {
+  check_value(args.size() >= 1, "einsum",
+              "einsum(): must specify the equation string and at least one operand, or at least "
+              "one operand and its subscripts list");
+  std::vector<Tensor> tensors;
+  if (py::isinstance<py::str>(args[0])) {
+    std::string equation = args[0].cast<std::string>();
+    if (args.size() == 2 && !try_tensor(args[1])) {
+      for (py::handle h : args[1]) tensors.push_back(to_tensor(h, "einsum"));
+    } else {
+      for (size_t i = 1; i < args.size(); ++i) tensors.push_back(to_tensor(args[i], "einsum"));
+    }
+    return einsum(equation, tensors);
+  }
+  auto subscripts = [](py::handle list) {
+    std::string term;
+    for (py::handle h : list) {
+      if (h.is(py::ellipsis())) {
+        term += "...";
+        continue;
+      }
+      int64_t s = h.cast<int64_t>();
+      check_state(s >= 0 && s < 52, "einsum",
+                  "einsum(): subscript in subscript list is not within the valid range [0, 52); "
+                  "got ",
+                  s);
+      term += static_cast<char>(s < 26 ? 'A' + s : 'a' + (s - 26));
+    }
+    return term;
+  };
+  std::string equation;
+  size_t i = 0;
+  for (; i + 1 < args.size(); i += 2) {
+    tensors.push_back(to_tensor(args[i], "einsum"));
+    equation += (tensors.size() > 1 ? "," : "") + subscripts(args[i + 1]);
+  }
+  if (i < args.size()) equation += "->" + subscripts(args[i]);  // the output's sublist
+  return einsum(equation, tensors);
+}
+
 Tensor searchsorted_py(const Tensor& seq, py::handle values, bool out_int32, bool right,
                        py::handle side, py::handle sorter) {
   if (!side.is_none()) {
@@ -155,6 +197,16 @@ void init_composites(py::module_& m) {
   bind_both(
       cls, m, "triu", [](const Tensor& x, int64_t k) { return triu(x, k); },
       py::arg("diagonal") = 0);
+  for (bool lower : {true, false}) {
+    cls.def(
+        lower ? "tril_" : "triu_",
+        [lower](py::object self, int64_t k) {
+          Tensor& x = self.cast<Tensor&>();
+          x.copy_(lower ? tril(x, k) : triu(x, k));  // Note [in-place and autograd]
+          return self;
+        },
+        py::arg("diagonal") = 0);
+  }
   cls.def("flip", [](const Tensor& x, py::args dims) { return flip(x, dims_from_args(dims)); });
   m.def(
       "flip", [](const Tensor& x, py::handle dims) { return flip(x, to_dims(dims)); },
@@ -242,19 +294,7 @@ void init_composites(py::module_& m) {
   bind_both(
       cls, m, "kron", [](const Tensor& a, const Tensor& b) { return kron(a, b); },
       py::arg("other"));
-  m.def(
-      "einsum",
-      [](const std::string& equation, py::args operands) {
-        std::vector<Tensor> tensors;
-        // einsum("ij,jk", [a, b]) as well as einsum("ij,jk", a, b), as PyTorch accepts both.
-        if (operands.size() == 1 && !try_tensor(operands[0])) {
-          for (py::handle h : operands[0]) tensors.push_back(to_tensor(h, "einsum"));
-        } else {
-          for (py::handle h : operands) tensors.push_back(to_tensor(h, "einsum"));
-        }
-        return einsum(equation, tensors);
-      },
-      py::arg("equation"));
+  m.def("einsum", &einsum_py);
   bind_both(
       cls, m, "cross",
       [](const Tensor& a, const Tensor& b, py::handle dim) {
@@ -276,6 +316,15 @@ void init_composites(py::module_& m) {
       [](const Tensor& x, const Tensor& end, py::handle weight) {
         if (const Tensor* w = try_tensor(weight)) return lerp(x, end, *w);
         return lerp(x, end, to_scalar(weight, "weight"));
+      },
+      py::arg("end"), py::arg("weight"));
+  cls.def(
+      "lerp_",
+      [](py::object self, const Tensor& end, py::handle weight) {
+        Tensor& x = self.cast<Tensor&>();
+        const Tensor* w = try_tensor(weight);
+        x.copy_(w ? lerp(x, end, *w) : lerp(x, end, to_scalar(weight, "weight")));
+        return self;
       },
       py::arg("end"), py::arg("weight"));
   bind_both(

@@ -582,3 +582,27 @@ def test_composites_on_the_sim_device(name):
         results.append([t.detach().cpu().numpy() for t in (out, a.grad, b.grad) if t is not None])
     for cpu, sim in zip(*results):
         np.testing.assert_allclose(sim, cpu, atol=1e-12)
+
+
+def test_einsum_sublist_form():
+    check(lambda m, a, b: m.einsum(a, [0, 1], b, [1, 2], [0, 2]), [(2, 3), (3, 4)])
+    check(lambda m, a, b: m.einsum(a, [Ellipsis, 0, 1], b, [1, 2]), [(2, 2, 3), (3, 4)])
+    with pytest.raises(RuntimeError, match="einsum"):
+        wick.einsum(wick.ones(2), [60])
+
+
+def test_inplace_tril_triu_lerp():
+    for name, args in [("tril_", (0,)), ("triu_", (1,)), ("lerp_", (None, 0.25))]:
+        results = []
+        for m in (wick, torch):
+            x = m.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+            call_args = [m.ones(3, 4) if a is None else a for a in args]
+            out = getattr(x, name)(*call_args)
+            assert out is x
+            results.append(x.tolist())
+        assert results[0] == results[1], name
+    a = wick.ones(3, 3, requires_grad=True)
+    y = a * 3
+    y.tril_()
+    y.sum().backward()
+    assert a.grad.tolist() == torch.ones(3, 3).mul(3).tril().tolist()
