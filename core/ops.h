@@ -4,6 +4,10 @@
 #pragma once
 
 #include "core/ops/advanced_index.h"
+// composites: torch functions written as compositions of the ops above
+#include "core/ops/composite_linalg.h"
+#include "core/ops/composite_shape.h"
+#include "core/ops/composite_stats.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/factory.h"

@@ -31,6 +31,7 @@ PYBIND11_MODULE(_C, m) {
   init_cuda(m);
   init_op_table(m);
   init_env(m);
+  init_composites(m);  // composites: after shape ops, so its Tensor methods see the class
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });
