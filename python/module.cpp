@@ -24,6 +24,8 @@ PYBIND11_MODULE(_C, m) {
   init_cuda(m);
   init_op_table(m);
   init_env(m);
+  // pyapi: default dtype, print options, Tensor.new_* and Tensor.type()
+  init_defaults(m);
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });
