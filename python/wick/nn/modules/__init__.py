@@ -12,3 +12,6 @@ from wick.nn.modules.module import Module  # noqa: F401
 from wick.nn.modules.normalization import LayerNorm  # noqa: F401
 from wick.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from wick.nn.modules.sparse import Embedding  # noqa: F401
+
+# pyapi: containers of parameters
+from wick.nn.modules.container import ParameterDict, ParameterList  # noqa: F401,E402
