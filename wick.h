@@ -8,6 +8,7 @@
 #include "core/dispatch.h"
 #include "core/generator.h"
 #include "core/ops.h"
+#include "core/print.h"
 #include "data/data.h"
 #include "nn/callbacks.h"
 #include "nn/checkpoint.h"

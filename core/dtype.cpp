@@ -1,5 +1,6 @@
 #include "core/dtype.h"
 
+#include <atomic>
 #include <string>
 
 namespace wick {
@@ -52,10 +53,28 @@ DType dtype_from_name(const char* op, const std::string& name) {
   throw TypeError(error_message(op, "unknown dtype '", name, "'"));
 }
 
+namespace {
+// Atomic so that a set_default_dtype on one thread is seen whole by DataLoader workers and
+// autograd threads; the setting itself is meant to happen once, at start-up.
+std::atomic<DType> g_default_dtype{kFloat32};
+}  // namespace
+
+DType get_default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(DType dtype) {
+  if (dtype != kFloat32 && dtype != kFloat64) {
+    throw TypeError(error_message("set_default_dtype",
+                                  "only floating-point types are supported as the default type; "
+                                  "got ",
+                                  dtype_name(dtype), " (float32 and float64 are accepted)"));
+  }
+  g_default_dtype.store(dtype, std::memory_order_relaxed);
+}
+
 DType promote_types(DType a, DType b) { return kPromote[static_cast<int>(a)][static_cast<int>(b)]; }
 
 DType promote_with_scalar(DType tensor_dtype, ScalarKind scalar) {
-  if (scalar == ScalarKind::Floating && !is_floating(tensor_dtype)) return kFloat32;
+  if (scalar == ScalarKind::Floating && !is_floating(tensor_dtype)) return get_default_dtype();
   if (scalar == ScalarKind::Integer && tensor_dtype == kBool) return kInt64;
   return tensor_dtype;
 }

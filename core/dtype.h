@@ -40,6 +40,12 @@ inline bool is_integral(DType d) { return d == kUInt8 || d == kInt32 || d == kIn
 // bfloat16 gives float32; uint8 with int32 gives int32).
 DType promote_types(DType a, DType b);
 
+// The dtype floating-point factories and Python floats use when no dtype is given (PyTorch's
+// torch.get_default_dtype / set_default_dtype): float32 unless changed. Only float32 and float64
+// are accepted, as in PyTorch; anything else throws TypeError. Process-wide, like PyTorch's.
+DType get_default_dtype();
+void set_default_dtype(DType dtype);
+
 // Scalars that come from C++ or Python literals take part in promotion only by category: a float
 // scalar with an integer tensor gives the default float dtype, an integer scalar with a bool tensor
 // gives int64; otherwise the tensor's dtype wins (PyTorch: `int_tensor * 2.5` is float32).

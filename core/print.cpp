@@ -4,11 +4,15 @@
 // Floats print with 4 decimals, or as "1." when every value is whole, or in scientific notation
 // when magnitudes span more than 1000x; columns are right-aligned to one width; tensors with
 // more than 1000 elements show their first and last 3 entries per dimension around "...".
+// set_print_options (core/print.h) changes the digits, the 1000, the 3, the line width and the
+// choice of scientific notation, as torch.set_printoptions does.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/print.h"
 
 #include "autograd/node.h"
 #include "core/ops.h"
@@ -17,9 +21,7 @@ namespace wick {
 
 namespace {
 
-constexpr int64_t kSummarizeThreshold = 1000;
-constexpr int64_t kEdgeItems = 3;
-constexpr int64_t kLineWidth = 80;
+PrintOptions g_options;
 
 struct Formatter {
   enum class Mode { Integer, WholeFloat, Fixed, Scientific, Bool } mode = Mode::Fixed;
@@ -39,11 +41,11 @@ struct Formatter {
         break;
       case Mode::Fixed:
         if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-        std::snprintf(buf, sizeof(buf), "%.4f", v);
+        std::snprintf(buf, sizeof(buf), "%.*f", g_options.precision, v);
         break;
       case Mode::Scientific:
         if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-        std::snprintf(buf, sizeof(buf), "%.4e", v);
+        std::snprintf(buf, sizeof(buf), "%.*e", g_options.precision, v);
         break;
     }
     return buf;
@@ -57,12 +59,12 @@ struct Formatter {
 
 Formatter make_formatter(DType dtype, const std::vector<double>& values) {
   Formatter f;
+  bool whole = true;
   if (dtype == kBool) {
     f.mode = Formatter::Mode::Bool;
   } else if (!is_floating(dtype)) {
     f.mode = Formatter::Mode::Integer;
   } else {
-    bool whole = true;
     double max_abs = 0, min_abs = INFINITY;
     for (double v : values) {
       if (!std::isfinite(v)) continue;
@@ -82,16 +84,25 @@ Formatter make_formatter(DType dtype, const std::vector<double>& values) {
     }
   }
   for (double v : values) f.width = std::max<int>(f.width, f.format(v).size());
+  if (is_floating(dtype) && g_options.sci_mode) {
+    // An explicit choice overrides the values' after the column width is fixed: PyTorch pads to
+    // the width of the automatic format (and never cuts), so a forced format can be narrower or
+    // wider than its column.
+    f.mode = *g_options.sci_mode ? Formatter::Mode::Scientific
+             : whole             ? Formatter::Mode::WholeFloat
+                                 : Formatter::Mode::Fixed;
+  }
   return f;
 }
 
 // Indices shown along a dim of `size`: all, or the edges when summarizing.
 std::vector<int64_t> shown(int64_t size, bool summarize) {
   std::vector<int64_t> idx;
-  if (summarize && size > 2 * kEdgeItems) {
-    for (int64_t i = 0; i < kEdgeItems; ++i) idx.push_back(i);
+  int64_t edge = g_options.edgeitems;
+  if (summarize && size > 2 * edge) {
+    for (int64_t i = 0; i < edge; ++i) idx.push_back(i);
     idx.push_back(-1);  // "..."
-    for (int64_t i = size - kEdgeItems; i < size; ++i) idx.push_back(i);
+    for (int64_t i = size - edge; i < size; ++i) idx.push_back(i);
   } else {
     for (int64_t i = 0; i < size; ++i) idx.push_back(i);
   }
@@ -116,7 +127,7 @@ void render(const Tensor& t, const Formatter& f, bool summarize, int indent, std
   out += '[';
   std::vector<int64_t> idx = shown(t.size(0), summarize);
   if (t.dim() == 1) {
-    int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / (f.width + 2));
+    int64_t per_line = std::max<int64_t>(1, (g_options.linewidth - indent) / (f.width + 2));
     for (size_t k = 0; k < idx.size(); ++k) {
       if (k > 0) out += (k % per_line == 0) ? ",\n" + std::string(indent + 1, ' ') : ", ";
       out += idx[k] < 0 ? std::string(" ...") : f.pad(t.select(0, idx[k]).item().to_double());
@@ -137,11 +148,25 @@ void render(const Tensor& t, const Formatter& f, bool summarize, int indent, std
 
 }  // namespace
 
+const PrintOptions& get_print_options() { return g_options; }
+
+void set_print_options(const PrintOptions& options) {
+  check_value(options.precision >= 0 && options.precision <= 30, "set_printoptions",
+              "precision must be in [0, 30]; got ", options.precision);
+  check_value(options.threshold >= 0, "set_printoptions", "threshold must be non-negative; got ",
+              options.threshold);
+  check_value(options.edgeitems >= 0, "set_printoptions", "edgeitems must be non-negative; got ",
+              options.edgeitems);
+  check_value(options.linewidth > 0, "set_printoptions", "linewidth must be positive; got ",
+              options.linewidth);
+  g_options = options;
+}
+
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
   std::string out = "tensor(";
   Tensor host = detach().cpu();
-  bool summarize = host.numel() > kSummarizeThreshold;
+  bool summarize = host.numel() > g_options.threshold;
   if (host.numel() == 0) {
     out += "[]";
   } else {
@@ -152,7 +177,8 @@ std::string Tensor::str() const {
   std::ostringstream suffix;
   if (numel() == 0 && dim() != 1) suffix << ", size=" << shape();
   if (!device().is_cpu()) suffix << ", device='" << device() << "'";
-  if (dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool) suffix << ", dtype=" << dtype();
+  if (dtype() != get_default_dtype() && dtype() != kInt64 && dtype() != kBool)
+    suffix << ", dtype=" << dtype();
   if (auto fn = grad_fn()) {
     suffix << ", grad_fn=<" << fn->name() << ">";
   } else if (requires_grad()) {

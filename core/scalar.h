@@ -47,9 +47,10 @@ class Scalar {
     }
   }
 
-  // The dtype a tensor made from this scalar alone would have (PyTorch: float32/int64/bool).
+  // The dtype a tensor made from this scalar alone would have (PyTorch: the default float
+  // dtype, int64 or bool).
   DType default_dtype() const {
-    return kind_ == ScalarKind::Floating ? kFloat32
+    return kind_ == ScalarKind::Floating ? get_default_dtype()
                                          : (kind_ == ScalarKind::Integer ? kInt64 : kBool);
   }
 

@@ -77,6 +77,8 @@ void init_op_table(py::module_& m);  // bind_op_table.cpp: _ops(), _backends(), 
 void init_env(py::module_& m);       // bind_env.cpp: _env_facts(), _env_checks() (tools/env)
 // composites: bind_composites.cpp: tril, flip, einsum, scatter, unique, multinomial, Generator...
 void init_composites(py::module_& m);
+// pyapi: bind_defaults.cpp: default dtype, print options, Tensor.new_* and Tensor.type().
+void init_defaults(py::module_& m);
 
 // Note [one-line TypeErrors]
 // When no overload of a bound function accepts the arguments, pybind11 raises a TypeError that

@@ -86,10 +86,10 @@ void walk(py::handle obj, int64_t depth, Nested& n) {
 Tensor from_nested(py::handle data, const TensorOptions& o) {
   Nested n;
   walk(data, 0, n);
-  DType inferred = n.kind == ScalarKind::Floating  ? kFloat32
+  DType inferred = n.kind == ScalarKind::Floating  ? get_default_dtype()
                    : n.kind == ScalarKind::Integer ? kInt64
                    : n.any_leaf                    ? kBool
-                                                   : kFloat32;  // tensor([]) is float32
+                                                   : get_default_dtype();  // tensor([]) too
   DType dtype = o.dtype.value_or(inferred);
   Tensor t = n.kind == ScalarKind::Floating ? tensor(n.floats, n.shape, TensorOptions(kFloat64))
                                             : tensor(n.ints, n.shape, TensorOptions(kInt64));
@@ -294,7 +294,7 @@ void init_creation(py::module_& m) {
       "scalar_tensor",
       [](py::handle value, py::handle dtype, py::handle device) {
         TensorOptions o = options_from(dtype, device, false);
-        if (!o.dtype) o.dtype = kFloat32;
+        if (!o.dtype) o.dtype = get_default_dtype();
         return scalar_tensor(to_scalar(value, "value"), o);
       },
       py::arg("s"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none());

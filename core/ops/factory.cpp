@@ -32,7 +32,7 @@ TensorOptions options_of(const Tensor& t) {
 }
 
 Tensor empty(const Shape& shape, const TensorOptions& options) {
-  DType dtype = options.dtype.value_or(kFloat32);
+  DType dtype = options.dtype.value_or(get_default_dtype());
   size_t nbytes = checked_nbytes("empty", shape, element_size(dtype));
   // Note [allocating on the requested GPU]: the CUDA allocator serves the current device, so a
   // tensor for "cuda:N" is allocated with device N made current for the call. "cuda" and
@@ -57,13 +57,13 @@ Tensor full(const Shape& shape, const Scalar& value, const TensorOptions& option
 
 Tensor zeros(const Shape& shape, const TensorOptions& options) {
   TensorOptions o = options;
-  o.dtype = options.dtype.value_or(kFloat32);
+  o.dtype = options.dtype.value_or(get_default_dtype());
   return full(shape, 0, o);
 }
 
 Tensor ones(const Shape& shape, const TensorOptions& options) {
   TensorOptions o = options;
-  o.dtype = options.dtype.value_or(kFloat32);
+  o.dtype = options.dtype.value_or(get_default_dtype());
   return full(shape, 1, o);
 }
 
@@ -84,7 +84,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   check_value((d > 0 && e >= s) || (d < 0 && e <= s), "arange", "upper bound and step sign are ",
               "inconsistent: start=", s, ", end=", e, ", step=", d);
   bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
-  DType dtype = options.dtype.value_or(integral ? kInt64 : kFloat32);
+  DType dtype = options.dtype.value_or(integral ? kInt64 : get_default_dtype());
   // The count is computed in double; one that does not fit in int64 (or in memory, for which
   // empty() checks) is "too many elements", not a wrapped negative size.
   double count = std::ceil((e - s) / d);
@@ -103,7 +103,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
   check_value(steps >= 0, "linspace", "number of steps must be non-negative; got ", steps);
   TensorOptions o = options;
-  o.dtype = options.dtype.value_or(kFloat32);
+  o.dtype = options.dtype.value_or(get_default_dtype());
   o.requires_grad = false;
   checked_nbytes("linspace", Shape{steps}, element_size(*o.dtype));
   Tensor t = empty(Shape{steps}, o);
@@ -115,7 +115,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
   if (m < 0) m = n;
   check_value(n >= 0, "eye", "n must be non-negative; got ", n);
-  checked_nbytes("eye", Shape{n, m}, element_size(options.dtype.value_or(kFloat32)));
+  checked_nbytes("eye", Shape{n, m}, element_size(options.dtype.value_or(get_default_dtype())));
   TensorOptions o = options;
   o.requires_grad = false;
   Tensor t = zeros(Shape{n, m}, o);
@@ -126,7 +126,7 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
 
 Tensor rand(const Shape& shape, const TensorOptions& options, Generator& generator) {
   TensorOptions o = options;
-  o.dtype = options.dtype.value_or(kFloat32);
+  o.dtype = options.dtype.value_or(get_default_dtype());
   o.requires_grad = false;
   check_type(is_floating(*o.dtype), "rand", "expected a floating-point dtype; got ", *o.dtype);
   Tensor t = empty(shape, o);
@@ -136,7 +136,7 @@ Tensor rand(const Shape& shape, const TensorOptions& options, Generator& generat
 
 Tensor randn(const Shape& shape, const TensorOptions& options, Generator& generator) {
   TensorOptions o = options;
-  o.dtype = options.dtype.value_or(kFloat32);
+  o.dtype = options.dtype.value_or(get_default_dtype());
   o.requires_grad = false;
   check_type(is_floating(*o.dtype), "randn", "expected a floating-point dtype; got ", *o.dtype);
   Tensor t = empty(shape, o);
@@ -184,7 +184,7 @@ template Tensor tensor(const std::vector<uint8_t>&, const Shape&, const TensorOp
 
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& options) {
   return from_values(values.begin(), values.size(), Shape{static_cast<int64_t>(values.size())},
-                     kFloat32, options);
+                     get_default_dtype(), options);
 }
 
 Tensor tensor(std::initializer_list<int> values, const TensorOptions& options) {
@@ -211,7 +211,7 @@ Tensor tensor(std::initializer_list<std::initializer_list<double>> rows,
     flat.insert(flat.end(), row.begin(), row.end());
   }
   return from_values(flat.data(), flat.size(), Shape{static_cast<int64_t>(rows.size()), cols},
-                     kFloat32, options);
+                     get_default_dtype(), options);
 }
 
 }  // namespace wick

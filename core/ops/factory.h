@@ -11,8 +11,8 @@
 
 namespace wick {
 
-// Options for a new tensor. An unset dtype means the op's default (float32 for most; PyTorch's
-// inference from the values for full, arange and tensor).
+// Options for a new tensor. An unset dtype means the op's default (get_default_dtype(), float32
+// unless changed, for most; PyTorch's inference from the values for full, arange and tensor).
 struct TensorOptions {
   std::optional<DType> dtype;
   Device device;

@@ -14,7 +14,7 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& options) {
-  checked_nbytes(op, shape, element_size(options.dtype.value_or(kFloat32)));
+  checked_nbytes(op, shape, element_size(options.dtype.value_or(get_default_dtype())));
   return empty(shape, options);
 }
 

@@ -22,3 +22,7 @@ from wick.nn.modules.normalization_more import GroupNorm, InstanceNorm2d  # noqa
 from wick.nn.modules.pooling_more import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d  # noqa: F401
 from wick.nn.modules.resampling import ConstantPad2d, PixelShuffle, PixelUnshuffle, ReflectionPad2d, ReplicationPad2d, Upsample, ZeroPad2d  # noqa: F401
 from wick.nn.modules.sparse_more import EmbeddingBag  # noqa: F401
+
+
+# pyapi: containers of parameters
+from wick.nn.modules.container import ParameterDict, ParameterList  # noqa: F401,E402

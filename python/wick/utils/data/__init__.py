@@ -1,13 +1,17 @@
-"""wick.utils.data: Dataset, TensorDataset, samplers, default_collate and DataLoader
-(torch.utils.data)."""
+"""wick.utils.data: Dataset, TensorDataset, IterableDataset, samplers, default_collate and
+DataLoader (torch.utils.data)."""
 
 from wick.utils.data import distributed  # noqa: F401
+from wick.utils.data._worker import get_worker_info  # noqa: F401
 from wick.utils.data.dataloader import DataLoader, default_collate  # noqa: F401
 from wick.utils.data.dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split  # noqa: F401
+from wick.utils.data.distributed import DistributedSampler  # noqa: F401
+from wick.utils.data.iterable import ChainDataset, IterableDataset  # noqa: F401
 from wick.utils.data.sampler import (  # noqa: F401
     BatchSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
+    WeightedRandomSampler,
 )

@@ -8,6 +8,8 @@ Two engines behind one class:
   - a Python loader for everything else: Python datasets, samplers and collate functions, with
     num_workers threads prefetching batches in order (threads rather than processes: wick's ops
     run in C++, and a worker's exception is re-raised at its batch, as PyTorch does).
+IterableDatasets (streams, no sampler) are served by iterable.py; get_worker_info() works in the
+workers of both paths.
 """
 
 import collections.abc
@@ -15,6 +17,8 @@ import threading
 import queue
 
 from wick import _C
+from wick.utils.data import iterable
+from wick.utils.data._worker import WorkerInfo, _set_worker_info
 from wick.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
@@ -103,6 +107,12 @@ def _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, dro
                             f"{type(value).__name__} ({value!r})")
 
 
+def _draw_seed():
+    # Each epoch's workers get seeds base + worker id, base drawn from wick's generator (PyTorch's
+    # WorkerInfo.seed), so wick.manual_seed makes them reproducible.
+    return int(_C.randint(0, 2**62, (1,)).item())
+
+
 def _reraise_from_worker(error, worker_id, where):
     """The worker's exception, as the same type with the worker named (PyTorch's
     ExceptionWrapper.reraise), or a RuntimeError when that type cannot take a message."""
@@ -121,6 +131,12 @@ class DataLoader:
                  prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
         _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, drop_last,
                        timeout, worker_init_fn, prefetch_factor, persistent_workers, collate_fn)
+        if isinstance(dataset, iterable.IterableDataset):
+            self._init_iterable(dataset, batch_size, shuffle, sampler, batch_sampler,
+                                num_workers, collate_fn, pin_memory, drop_last, timeout,
+                                worker_init_fn, prefetch_factor)
+            return
+        self._iterable = False
         if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
             raise TypeError(f"[DataLoader] dataset should be a map-style dataset with "
                             f"__getitem__ and __len__; got {type(dataset).__name__}")
@@ -152,7 +168,41 @@ class DataLoader:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
 
+    def _init_iterable(self, dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
+                       collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
+                       prefetch_factor):
+        # A stream has no indices to sample or shuffle (PyTorch's messages).
+        for name, value in (("shuffle", shuffle), ("sampler", sampler),
+                            ("batch_sampler", batch_sampler)):
+            if value not in (None, False):
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} "
+                                 f"option, but got {name}={value!r}")
+        self._iterable = True
+        self._cpp = None
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.drop_last = drop_last
+        self.timeout = timeout
+        self.pin_memory = pin_memory
+        self.prefetch_factor = prefetch_factor if prefetch_factor is not None else 2
+        self.collate_fn = collate_fn if collate_fn is not None else default_collate
+        # batch_size=None: each example goes through collate_fn alone, or unchanged by default.
+        self._convert_fn = collate_fn if collate_fn is not None else (lambda example: example)
+        self.worker_init_fn = worker_init_fn
+        self.sampler = None
+        self.batch_sampler = None
+
     def __len__(self):
+        if self._iterable:
+            # PyTorch: the dataset's length (when it has one) in batches; a stream without
+            # __len__ has no length.
+            if not hasattr(self.dataset, "__len__"):
+                raise TypeError(f"object of type '{type(self.dataset).__name__}' has no len()")
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         if self._cpp is not None:
             return len(self._cpp)
         if self.batch_sampler is not None:
@@ -160,6 +210,8 @@ class DataLoader:
         return len(self.sampler)
 
     def __iter__(self):
+        if self._iterable:
+            return iterable.iterate(self, _draw_seed())
         if self._cpp is not None:
             return iter(self._cpp)
         if self.batch_sampler is None:  # batch_size=None: examples one by one
@@ -186,8 +238,11 @@ class DataLoader:
         init_errors = []  # (worker id, exception) of workers whose worker_init_fn raised
         ready = threading.Condition()
         stop = threading.Event()
+        base_seed = _draw_seed()
 
         def worker(worker_id):
+            _set_worker_info(WorkerInfo(worker_id, self.num_workers, base_seed + worker_id,
+                                        self.dataset))
             if self.worker_init_fn is not None:
                 try:
                     self.worker_init_fn(worker_id)
