@@ -11,5 +11,6 @@
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
 #include "core/ops/reduce.h"
+#include "core/ops/rnn.h"
 #include "core/ops/view.h"
 #include "core/tensor.h"

@@ -23,6 +23,7 @@ void register_kernels(KernelRegistry& registry) {
   register_optim_kernels(registry);
   register_blas_kernels(registry);
   register_conv_kernels(registry);
+  register_rnn_kernels(registry);  // rnn
 }
 
 Allocator* first_tensor_allocator() {

@@ -15,6 +15,7 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_pool_kernels(registry);
   cpu::register_norm_kernels(registry);
   cpu::register_optim_kernels(registry);
+  cpu::register_rnn_kernels(registry);  // rnn
 }
 
 }  // namespace wick

@@ -17,5 +17,7 @@ void register_conv_kernels(KernelRegistry& registry);
 void register_pool_kernels(KernelRegistry& registry);
 void register_norm_kernels(KernelRegistry& registry);
 void register_optim_kernels(KernelRegistry& registry);
+// rnn: the fused LSTM/GRU steps (rnn_kernels.cpp)
+void register_rnn_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu
