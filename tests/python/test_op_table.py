@@ -71,7 +71,8 @@ VIA_GRADIENT = {"relu_backward": "relu", "gelu_backward": "gelu", "gelu_tanh_bac
                 "tanh_backward": "tanh", "conv2d_backward": "conv2d",
                 "max_pool2d_backward": "max_pool2d", "avg_pool2d_backward": "avg_pool2d",
                 "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",
-                "batch_norm_backward": "batch_norm"}
+                "batch_norm_backward": "batch_norm",
+                "lstm_cell_backward": "lstm_cell", "gru_cell_backward": "gru_cell"}  # rnn
 
 # The other ops: (function of the module and inputs, input specs, requires_grad per input).
 F = lambda m: m.nn.functional  # noqa: E731
@@ -103,6 +104,11 @@ KERNEL_SAMPLES = {
                             None),
     "batch_norm": (lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
                    [(4, 3, 5, 5), (3,), (3,)], None),
+    # rnn: the fused steps, through torch's cell functions (two GEMMs, then the fused kernel)
+    "lstm_cell": (lambda m, x, h, c, wi, wh, bi, bh: m.lstm_cell(x, (h, c), wi, wh, bi, bh),
+                  [(3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,)], None),
+    "gru_cell": (lambda m, x, h, wi, wh, bi, bh: m.gru_cell(x, h, wi, wh, bi, bh),
+                 [(3, 4), (3, 5), (15, 4), (15, 5), (15,), (15,)], None),
 }
 # Grouped convolution too (the conv row's `groups` attribute).
 GROUPED_CONV = (lambda m, x, w: F(m).conv2d(x, w, None, stride=1, padding=(2, 1), dilation=2,
