@@ -380,3 +380,22 @@ def test_bad_constructor_arguments():
         wick.nn.LSTMCell(3, 4)(wick.zeros(2, 2, 3))
     with pytest.raises(RuntimeError, match="inconsistent input_size: got 5 expected 3"):
         wick.nn.GRUCell(3, 4)(wick.zeros(2, 5))
+
+
+@needs_torch
+@pytest.mark.parametrize("mode", MODES)
+def test_float32_matches_pytorch(mode):
+    cls = {"LSTM": "LSTM", "GRU": "GRU"}.get(mode, "RNN")
+    kwargs = {} if cls != "RNN" else {"nonlinearity": "tanh" if mode == "RNN_TANH" else "relu"}
+    torch.manual_seed(1)
+    t = getattr(torch.nn, cls)(5, 7, 2, bidirectional=True, **kwargs)
+    w = getattr(wick.nn, cls)(5, 7, 2, bidirectional=True, **kwargs)
+    w.load_state_dict({k: wick.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    x = np.random.default_rng(6).standard_normal((9, 4, 5)).astype(np.float32)
+    wx, tx = leaf(wick, x), leaf(torch, x)
+    wo, to = w(wx)[0], t(tx)[0]
+    assert wo.dtype == wick.float32
+    np.testing.assert_allclose(wo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    wo.sum().backward()
+    to.sum().backward()
+    np.testing.assert_allclose(wx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
