@@ -22,4 +22,5 @@
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/optim.h"
+#include "nn/rnn.h"
 #include "nn/serialization.h"

@@ -156,4 +156,22 @@ struct SgdStepParams {
 using SgdStepKernel = void (*)(Tensor& param, const Tensor& grad, Tensor& momentum_buffer,
                                const SgdStepParams& params);
 
+// The fused pointwise step of a recurrent layer (gate math in core/ops/rnn_math.h). All tensors
+// are contiguous and of one dtype; B rows, H units. igates = x W_ih^T + b_ih and hgates =
+// h W_hh^T + b_hh come from the two GEMMs, so the kernel only does the elementwise part.
+// LSTM: igates, hgates [B, 4H], cx [B, H] -> hy, cy [B, H], workspace [B, 4H] (activated gates).
+using LstmCellKernel = void (*)(const Tensor& igates, const Tensor& hgates, const Tensor& cx,
+                                Tensor& hy, Tensor& cy, Tensor& workspace);
+// d(hy), d(cy) -> d(gates) [B, 4H] (the gradient of both igates and hgates) and d(cx).
+using LstmCellBackwardKernel = void (*)(const Tensor& grad_hy, const Tensor& grad_cy,
+                                        const Tensor& workspace, const Tensor& cx, const Tensor& cy,
+                                        Tensor& grad_gates, Tensor& grad_cx);
+// GRU: igates, hgates [B, 3H], hx [B, H] -> hy [B, H], workspace [B, 4H] (r, z, n, hn).
+using GruCellKernel = void (*)(const Tensor& igates, const Tensor& hgates, const Tensor& hx,
+                               Tensor& hy, Tensor& workspace);
+// d(hy) -> d(igates), d(hgates) [B, 3H] and the pointwise part of d(hx) [B, H].
+using GruCellBackwardKernel = void (*)(const Tensor& grad_hy, const Tensor& workspace,
+                                       const Tensor& hx, Tensor& grad_igates, Tensor& grad_hgates,
+                                       Tensor& grad_hx);
+
 }  // namespace wick

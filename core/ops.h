@@ -17,5 +17,6 @@
 #include "core/ops/nn.h"
 #include "core/ops/reduce.h"
 #include "core/ops/scan.h"
+#include "core/ops/rnn.h"
 #include "core/ops/view.h"
 #include "core/tensor.h"

@@ -65,6 +65,7 @@ void init_interop(py::module_& m);     // bind_interop.cpp: NumPy and DLPack
 void init_autograd(py::module_& m);    // bind_autograd.cpp
 void init_nn(py::module_& m);          // bind_nn.cpp: functional, init, clip_grad, save/load
 void init_optim(py::module_& m);       // bind_optim.cpp
+void init_rnn(py::module_& m);         // bind_rnn.cpp: recurrent layers and cells (rnn)
 void init_data(py::module_& m);        // bind_data.cpp
 
 // bind_distributed.cpp: process groups, collectives and DDP's Reducer.

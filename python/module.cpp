@@ -25,6 +25,7 @@ PYBIND11_MODULE(_C, m) {
   init_nn(m);
   init_nn_more(m);  // nnlayers: needs _C._nn from init_nn
   init_optim(m);
+  init_rnn(m);  // rnn: after init_nn, whose _nn submodule it extends
   init_data(m);
   init_distributed(m);
   init_amp(m);

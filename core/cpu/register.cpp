@@ -16,6 +16,7 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_norm_kernels(registry);
   cpu::register_optim_kernels(registry);
   cpu::register_scan_kernels(registry);
+  cpu::register_rnn_kernels(registry);  // rnn
 }
 
 }  // namespace wick

@@ -18,5 +18,7 @@ void register_pool_kernels(KernelRegistry& registry);
 void register_norm_kernels(KernelRegistry& registry);
 void register_optim_kernels(KernelRegistry& registry);
 void register_scan_kernels(KernelRegistry& registry);
+// rnn: the fused LSTM/GRU steps (rnn_kernels.cpp)
+void register_rnn_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

@@ -181,6 +181,15 @@
   X(sgd_step,     SgdStepKernel,   "param, grad, momentum_buffer",                                \
     "lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool, "         \
     "first_step: bool",                                                                           \
+    Floating, Keep, "", "")                                                                       \
+  /* rnn: the fused pointwise step of LSTM and GRU (core/ops/rnn.cpp) */                         \
+  X(lstm_cell,    LstmCellKernel,  "igates, hgates, cx", "",                                      \
+    Floating, Keep, "LstmCellBackward", "")                                                       \
+  X(lstm_cell_backward, LstmCellBackwardKernel, "grad_hy, grad_cy, workspace, cx, cy", "",        \
+    Floating, Keep, "", "")                                                                       \
+  X(gru_cell,     GruCellKernel,   "igates, hgates, hx", "",                                      \
+    Floating, Keep, "GruCellBackward", "")                                                        \
+  X(gru_cell_backward, GruCellBackwardKernel, "grad_hy, workspace, hx", "",                       \
     Floating, Keep, "", "")
 // clang-format on
 

@@ -92,7 +92,8 @@ VIA_GRADIENT = {"relu_backward": "relu", "gelu_backward": "gelu", "gelu_tanh_bac
                 "tanh_backward": "tanh", "conv2d_backward": "conv2d",
                 "max_pool2d_backward": "max_pool2d", "avg_pool2d_backward": "avg_pool2d",
                 "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",
-                "batch_norm_backward": "batch_norm"}
+                "batch_norm_backward": "batch_norm",
+                "lstm_cell_backward": "lstm_cell", "gru_cell_backward": "gru_cell"}  # rnn
 
 # The other ops: (function of the module and inputs, input specs, requires_grad per input).
 F = lambda m: m.nn.functional  # noqa: E731
@@ -127,6 +128,11 @@ KERNEL_SAMPLES = {
     "cumsum": (lambda m, x: (x.cumsum(1), m.cumsum(x, 0)), [(4, 5)], None),
     "cumprod": (lambda m, x: (x.cumprod(1), m.cumprod(x, 0)), [(4, 5)], None),
     "sort": (lambda m, x: (x.sort(1)[0], x.sort(0, descending=True)[0]), [(4, 5)], None),
+    # rnn: the fused steps, through torch's cell functions (two GEMMs, then the fused kernel)
+    "lstm_cell": (lambda m, x, h, c, wi, wh, bi, bh: m.lstm_cell(x, (h, c), wi, wh, bi, bh),
+                  [(3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,)], None),
+    "gru_cell": (lambda m, x, h, wi, wh, bi, bh: m.gru_cell(x, h, wi, wh, bi, bh),
+                 [(3, 4), (3, 5), (15, 4), (15, 5), (15,), (15,)], None),
 }
 # Grouped convolution too (the conv row's `groups` attribute).
 GROUPED_CONV = (lambda m, x, w: F(m).conv2d(x, w, None, stride=1, padding=(2, 1), dilation=2,

@@ -11,6 +11,8 @@ from wick.nn.modules.linear import Identity, Linear  # noqa: F401
 from wick.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss  # noqa: F401
 from wick.nn.modules.module import Module  # noqa: F401
 from wick.nn.modules.normalization import LayerNorm  # noqa: F401
+# rnn: recurrent layers and cells
+from wick.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401,E501
 from wick.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from wick.nn.modules.sparse import Embedding  # noqa: F401
 # nnlayers: convolution, pooling, normalization and resampling, part two

@@ -1,8 +1,9 @@
-"""wick.nn.utils: gradient clipping (torch.nn.utils)."""
+"""wick.nn.utils: gradient clipping and variable-length sequences (torch.nn.utils)."""
 
 import math
 
 from wick import _C
+from wick.nn.utils import rnn  # noqa: F401  rnn: pack/pad sequences
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
