@@ -9,6 +9,7 @@
 #include "core/generator.h"
 #include "core/ops.h"
 #include "data/data.h"
+#include "nn/attention.h"  // attention
 #include "nn/callbacks.h"
 #include "nn/checkpoint.h"
 #include "nn/clip_grad.h"
@@ -22,3 +23,4 @@
 #include "nn/normalization.h"
 #include "nn/optim.h"
 #include "nn/serialization.h"
+#include "nn/transformer.h"  // attention

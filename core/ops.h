@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/ops/advanced_index.h"
+#include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"

@@ -75,6 +75,8 @@ void init_amp(py::module_& m);
 void init_cuda(py::module_& m);
 void init_op_table(py::module_& m);  // bind_op_table.cpp: _ops(), _backends(), _missing_kernels()
 void init_env(py::module_& m);       // bind_env.cpp: _env_facts(), _env_checks() (tools/env)
+// attention: bind_attention.cpp, scaled dot-product and multi-head attention (wick._C._attention)
+void init_attention(py::module_& m);
 
 // Note [one-line TypeErrors]
 // When no overload of a bound function accepts the arguments, pybind11 raises a TypeError that

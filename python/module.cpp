@@ -24,6 +24,7 @@ PYBIND11_MODULE(_C, m) {
   init_cuda(m);
   init_op_table(m);
   init_env(m);
+  init_attention(m);  // attention
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

@@ -15,6 +15,8 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_pool_kernels(registry);
   cpu::register_norm_kernels(registry);
   cpu::register_optim_kernels(registry);
+  // attention
+  cpu::register_attention_kernels(registry);
 }
 
 }  // namespace wick

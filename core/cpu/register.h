@@ -17,5 +17,7 @@ void register_conv_kernels(KernelRegistry& registry);
 void register_pool_kernels(KernelRegistry& registry);
 void register_norm_kernels(KernelRegistry& registry);
 void register_optim_kernels(KernelRegistry& registry);
+// attention
+void register_attention_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

@@ -147,6 +147,13 @@
   X(sgd_step,     SgdStepKernel,   "param, grad, momentum_buffer",                                \
     "lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool, "         \
     "first_step: bool",                                                                           \
+    Floating, Keep, "", "")                                                                       \
+  X(scaled_dot_product_attention, AttentionKernel, "query, key, value, attn_mask",                \
+    "scale: float, is_causal: bool",                                                              \
+    Floating, LowerPrecision, "ScaledDotProductAttentionBackward", "")                            \
+  X(scaled_dot_product_attention_backward, AttentionBackwardKernel,                               \
+    "grad_output, query, key, value, attn_mask, output, logsumexp",                               \
+    "scale: float, is_causal: bool",                                                              \
     Floating, Keep, "", "")
 // clang-format on
 

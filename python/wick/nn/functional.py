@@ -203,3 +203,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         return _nn.binary_cross_entropy_with_logits(input, target, reduction, pos_weight)
     loss = _nn.binary_cross_entropy_with_logits(input, target, "none", pos_weight) * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# attention
+from wick.nn.functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402,F401

@@ -12,3 +12,6 @@ from wick.nn.modules.module import Module  # noqa: F401
 from wick.nn.modules.normalization import LayerNorm  # noqa: F401
 from wick.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from wick.nn.modules.sparse import Embedding  # noqa: F401
+# attention
+from wick.nn.modules.attention import MultiheadAttention  # noqa: F401,E402
+from wick.nn.modules.transformer import Transformer, TransformerEncoder, TransformerEncoderLayer  # noqa: F401,E402
