@@ -23,6 +23,7 @@ void register_kernels(KernelRegistry& registry) {
   register_optim_kernels(registry);
   register_blas_kernels(registry);
   register_conv_kernels(registry);
+  register_attention_kernels(registry);  // attention
 }
 
 Allocator* first_tensor_allocator() {

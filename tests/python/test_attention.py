@@ -368,3 +368,21 @@ def test_transformer_encoder_layer_eval_turns_dropout_off():
     np.testing.assert_array_equal(layer(x).detach().numpy(), layer(x).detach().numpy())
     layer.train()
     assert not np.array_equal(layer(x).detach().numpy(), layer(x).detach().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_sdpa_16_bit_inputs_compute_in_float(dtype):
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, 70, 8), (2, 90, 8),
+                                                                  (2, 90, 4))]
+    low = [wick.tensor(a).to(getattr(wick, dtype)).requires_grad_() for a in arrays]
+    full = [x.detach().float().requires_grad_() for x in low]  # the same rounded values
+    F = wick.nn.functional
+    out_low = F.scaled_dot_product_attention(*low, is_causal=True)
+    out = F.scaled_dot_product_attention(*full, is_causal=True)
+    assert out_low.dtype == getattr(wick, dtype)
+    np.testing.assert_allclose(out_low.float().detach().numpy(), out.detach().numpy(), atol=2e-2)
+    out_low.float().sum().backward()
+    out.sum().backward()
+    for a, b in zip(low, full):
+        np.testing.assert_allclose(a.grad.float().numpy(), b.grad.numpy(), atol=5e-2)
