@@ -13,15 +13,15 @@
 // and logsumexp = m + log l, the only per-row statistic kept for the backward. With is_causal the
 // key tiles wholly above the diagonal (first key > last query of the tile) are never visited.
 //
-// Backward (FlashAttention-2's loop order): D_i = dO_i . O_i per query row, then for each key
-// tile, for each query tile that can see it, the probabilities are recomputed from the saved
-// logsumexp, P_ij = exp(s_ij - lse_i), and
+// Backward: D_i = dO_i . O_i per query row; then, tile against tile (and only the tiles that can
+// see each other), the probabilities are recomputed from the saved logsumexp,
+// P_ij = exp(s_ij - lse_i), and
 //   dV_j += P_ij dO_i,   dS_ij = P_ij (dO_i . v_j - D_i),   dQ_i += scale dS_ij k_j,
 //   dK_j += scale dS_ij q_i.
-// The work is split over B (batch x heads): each unit owns its dQ, dK and dV rows, so no two
-// threads write the same gradient. The scratch (tile accumulators, D, the compute-precision dQ)
-// is one tensor from the host allocator, so its allocator statistics show the whole footprint:
-// O(L d) per thread (tests/cpp/test_attention.cpp measures it).
+// The work is split in two passes so that no two threads write one gradient row: one over key
+// tiles (dK, dV), one over query tiles (dQ), each recomputing P. The scratch (D [B, L] and one
+// tile's accumulators per thread) comes from the host allocator, so its statistics show the whole
+// footprint, O(L + tile d) beyond the gradients (tests/cpp/test_attention.cpp measures it).
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -175,6 +175,8 @@ void attention_backward_kernel(const Tensor& grad_out, const Tensor& query, cons
                                Tensor& grad_value, const AttentionParams& p) {
   const int64_t B = query.size(0), L = query.size(1), E = query.size(2);
   const int64_t S = key.size(1), Ev = value.size(2);
+  const int64_t q_tiles = (L + kQueryTile - 1) / kQueryTile;
+  const int64_t k_tiles = (S + kKeyTile - 1) / kKeyTile;
   visit_floating("scaled_dot_product_attention_backward", query.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -189,52 +191,74 @@ void attention_backward_kernel(const Tensor& grad_out, const Tensor& query, cons
     T* gk = grad_key.data<T>();
     T* gv = grad_value.data<T>();
     MaskView<T, C> mask(attn_mask);
-    // Per thread: D [L], dQ [L, E], dK tile [kKeyTile, E], dV tile [kKeyTile, Ev].
-    Tensor buf = scratch<C>(L * (1 + E) + kKeyTile * (E + Ev));
-    parallel_for(B, 1, [&](int64_t begin, int64_t end) {
-      C* D = slot<C>(buf);
-      C* dq = D + L;
-      C* dk = dq + L * E;
+    // D [B, L] (the log-sum-exp's dtype is the compute type), then per thread the accumulators
+    // of one tile: dK and dV [kKeyTile, E + Ev], or dQ [kQueryTile, E].
+    Tensor d_rows = empty(logsumexp.shape(), TensorOptions(logsumexp.dtype()));
+    C* D = static_cast<C*>(d_rows.data_ptr());
+    Tensor buf = scratch<C>(std::max(kKeyTile * (E + Ev), kQueryTile * E));
+    parallel_for(B * L, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(Ev, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r)
+                     D[r] = dot<T, C>(go + r * Ev, o + r * Ev, Ev);
+                 });
+    // P_ij recomputed from the log-sum-exp; 0 for a hidden key.
+    auto prob = [&](int64_t b, int64_t i, int64_t j) {
+      return std::exp(scale * dot<T, C>(q + (b * L + i) * E, k + (b * S + j) * E, E) +
+                      mask(b, i, j) - lse[b * L + i]);
+    };
+    // dK and dV: each key tile is one unit of work and owns its rows.
+    parallel_for(B * k_tiles, 1, [&](int64_t begin, int64_t end) {
+      C* dk = slot<C>(buf);
       C* dv = dk + kKeyTile * E;
-      for (int64_t b = begin; b < end; ++b) {
-        for (int64_t i = 0; i < L; ++i) {
-          D[i] = dot<T, C>(go + (b * L + i) * Ev, o + (b * L + i) * Ev, Ev);
+      for (int64_t unit = begin; unit < end; ++unit) {
+        const int64_t b = unit / k_tiles, j0 = (unit % k_tiles) * kKeyTile;
+        const int64_t j1 = std::min(S, j0 + kKeyTile);
+        std::fill(dk, dk + (j1 - j0) * E, C(0));
+        std::fill(dv, dv + (j1 - j0) * Ev, C(0));
+        // Causal: queries before the tile's first key see none of it.
+        for (int64_t i = p.is_causal ? j0 : 0; i < L; ++i) {
+          const T* qi = q + (b * L + i) * E;
+          const T* goi = go + (b * L + i) * Ev;
+          const int64_t j_end = p.is_causal ? std::min(j1, i + 1) : j1;
+          for (int64_t j = j0; j < j_end; ++j) {
+            const C pij = prob(b, i, j);
+            if (pij == C(0)) continue;  // a hidden key (or one too small to matter)
+            C* dvj = dv + (j - j0) * Ev;
+            for (int64_t e = 0; e < Ev; ++e) dvj[e] += pij * C(goi[e]);
+            const C ds = scale * pij * (dot<T, C>(goi, v + (b * S + j) * Ev, Ev) - D[b * L + i]);
+            C* dkj = dk + (j - j0) * E;
+            for (int64_t e = 0; e < E; ++e) dkj[e] += ds * C(qi[e]);
+          }
         }
-        std::fill(dq, dq + L * E, C(0));
-        for (int64_t j0 = 0; j0 < S; j0 += kKeyTile) {
-          const int64_t j1 = std::min(S, j0 + kKeyTile);
-          std::fill(dk, dk + (j1 - j0) * E, C(0));
-          std::fill(dv, dv + (j1 - j0) * Ev, C(0));
-          // Causal: queries before the tile's first key see none of it.
-          for (int64_t i0 = p.is_causal ? (j0 / kQueryTile) * kQueryTile : 0; i0 < L;
-               i0 += kQueryTile) {
-            const int64_t i1 = std::min(L, i0 + kQueryTile);
-            for (int64_t i = i0; i < i1; ++i) {
-              const T* qi = q + (b * L + i) * E;
-              const T* goi = go + (b * L + i) * Ev;
-              C* dqi = dq + i * E;
-              const C lse_i = lse[b * L + i];
-              for (int64_t j = j0; j < j1; ++j) {
-                if (p.is_causal && j > i) break;
-                const T* kj = k + (b * S + j) * E;
-                const T* vj = v + (b * S + j) * Ev;
-                const C pij = std::exp(scale * dot<T, C>(qi, kj, E) + mask(b, i, j) - lse_i);
-                if (pij == C(0)) continue;  // a hidden key (or one too small to matter)
-                C* dvj = dv + (j - j0) * Ev;
-                for (int64_t e = 0; e < Ev; ++e) dvj[e] += pij * C(goi[e]);
-                const C ds = scale * pij * (dot<T, C>(goi, vj, Ev) - D[i]);
-                C* dkj = dk + (j - j0) * E;
-                for (int64_t e = 0; e < E; ++e) {
-                  dqi[e] += ds * C(kj[e]);
-                  dkj[e] += ds * C(qi[e]);
-                }
-              }
+        for (int64_t x = 0; x < (j1 - j0) * E; ++x) gk[(b * S + j0) * E + x] = T(dk[x]);
+        for (int64_t x = 0; x < (j1 - j0) * Ev; ++x) gv[(b * S + j0) * Ev + x] = T(dv[x]);
+      }
+    });
+    // dQ: each query tile is one unit of work and owns its rows. The probabilities are computed
+    // a second time rather than shared, so no two threads ever write one gradient row.
+    parallel_for(B * q_tiles, 1, [&](int64_t begin, int64_t end) {
+      C* dq = slot<C>(buf);
+      for (int64_t unit = begin; unit < end; ++unit) {
+        const int64_t b = unit / q_tiles, i0 = (unit % q_tiles) * kQueryTile;
+        const int64_t i1 = std::min(L, i0 + kQueryTile);
+        std::fill(dq, dq + (i1 - i0) * E, C(0));
+        const int64_t key_end = p.is_causal ? std::min(S, i1) : S;
+        for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
+          const int64_t j1 = std::min(key_end, j0 + kKeyTile);
+          for (int64_t i = i0; i < i1; ++i) {
+            const T* goi = go + (b * L + i) * Ev;
+            C* dqi = dq + (i - i0) * E;
+            const int64_t j_end = p.is_causal ? std::min(j1, i + 1) : j1;
+            for (int64_t j = j0; j < j_end; ++j) {
+              const C pij = prob(b, i, j);
+              if (pij == C(0)) continue;
+              const T* kj = k + (b * S + j) * E;
+              const C ds = scale * pij * (dot<T, C>(goi, v + (b * S + j) * Ev, Ev) - D[b * L + i]);
+              for (int64_t e = 0; e < E; ++e) dqi[e] += ds * C(kj[e]);
             }
           }
-          for (int64_t x = 0; x < (j1 - j0) * E; ++x) gk[(b * S + j0) * E + x] = T(dk[x]);
-          for (int64_t x = 0; x < (j1 - j0) * Ev; ++x) gv[(b * S + j0) * Ev + x] = T(dv[x]);
         }
-        for (int64_t x = 0; x < L * E; ++x) gq[b * L * E + x] = T(dq[x]);
+        for (int64_t x = 0; x < (i1 - i0) * E; ++x) gq[(b * L + i0) * E + x] = T(dq[x]);
       }
     });
   });
