@@ -258,24 +258,36 @@ def test_multihead_attention_initialisation_like_torch():
     assert type(w.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
 
 
-def test_multihead_attention_bad_inputs():
+MHA_BAD_INPUTS = [  # (call on a MultiheadAttention(8, 2) and x [4, 2, 8], error, message)
+    (lambda m, mha, x: mha(m.randn(4, 2, 6), x, x), AssertionError,
+     "expecting embedding dimension of 8, but got 6"),
+    (lambda m, mha, x: mha(x, x, m.randn(5, 2, 8)), AssertionError, "key shape"),
+    (lambda m, mha, x: mha(x, m.randn(4, 8), x), AssertionError,
+     "expected `key` and `value` to be 3-D"),
+    (lambda m, mha, x: mha(x, x, x, attn_mask=m.zeros(3, 4)), RuntimeError,
+     r"2D attn_mask is .*\(3, 4\).*, but should be \(4, 4\)"),
+    (lambda m, mha, x: mha(x, x, x, attn_mask=m.zeros(2, 4, 4)), RuntimeError,
+     r"3D attn_mask is .*\(2, 4, 4\).*, but should be \(4, 4, 4\)"),
+    (lambda m, mha, x: mha(x, x, x, key_padding_mask=m.zeros(2, 3, dtype=m.bool)),
+     AssertionError, r"key_padding_mask shape of \(2, 4\), but got .*\(2, 3\)"),
+    (lambda m, mha, x: mha(x, x, x, attn_mask=m.zeros(4, 4, dtype=m.int64)), AssertionError,
+     "Only float, byte, and bool types"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(MHA_BAD_INPUTS)))
+def test_multihead_attention_bad_inputs_raise_like_torch(case):
+    call, error, message = MHA_BAD_INPUTS[case]
+    modules = [wick] + ([torch] if torch is not None else [])
+    for m in modules:  # the same exception type in both, and wick's message
+        mha = m.nn.MultiheadAttention(8, 2)
+        with pytest.raises(error, match=message if m is wick else None):
+            call(m, mha, m.randn(4, 2, 8))
+
+
+def test_multihead_attention_embed_dim_not_divisible():
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         wick.nn.MultiheadAttention(10, 3)
-    mha = wick.nn.MultiheadAttention(8, 2)
-    x = wick.randn(4, 2, 8)
-    with pytest.raises(AssertionError, match="expecting embedding dimension of 8, but got 6"):
-        mha(wick.randn(4, 2, 6), x, x)
-    with pytest.raises(AssertionError, match="key shape"):
-        mha(x, x, wick.randn(5, 2, 8))
-    with pytest.raises(AssertionError, match="expected `key` and `value` to be 3-D"):
-        mha(x, wick.randn(4, 8), x)
-    with pytest.raises(RuntimeError, match=r"2D attn_mask is \(3, 4\), but should be \(4, 4\)"):
-        mha(x, x, x, attn_mask=wick.zeros(3, 4))
-    with pytest.raises(RuntimeError, match=r"3D attn_mask is \(2, 4, 4\), but should be "
-                                           r"\(4, 4, 4\)"):
-        mha(x, x, x, attn_mask=wick.zeros(2, 4, 4))
-    with pytest.raises(ValueError, match=r"key_padding_mask shape of \(2, 4\)"):
-        mha(x, x, x, key_padding_mask=wick.zeros(2, 3, dtype=wick.bool))
 
 
 # ---- TransformerEncoderLayer / TransformerEncoder ----

@@ -3,6 +3,7 @@ keyword-only `scale`) and multi_head_attention_forward (PyTorch 1.13's signature
 C++ (nn/attention.cpp); the shape assertions PyTorch makes with `assert` are made here, so a
 mistake raises the same AssertionError with the same text."""
 
+import wick
 from wick import _C
 
 _attn = _C._attention
@@ -80,6 +81,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         assert in_proj_weight is not None, \
             "use_separate_proj_weight is False but in_proj_weight is None"
         q_proj_weight = k_proj_weight = v_proj_weight = None
+    if key_padding_mask is not None:
+        assert key_padding_mask.dtype == wick.bool or key_padding_mask.is_floating_point(), \
+            "only bool and floating types of key_padding_mask are supported"
+        expected = tuple(key.shape[1::-1]) if key.dim() == 3 else tuple(key.shape[:1])
+        assert tuple(key_padding_mask.shape) == expected, (
+            f"expecting key_padding_mask shape of {expected}, but got "
+            f"{tuple(key_padding_mask.shape)}")
+    if attn_mask is not None:
+        assert attn_mask.is_floating_point() or attn_mask.dtype == wick.bool, (
+            f"Only float, byte, and bool types are supported for attn_mask, not {attn_mask.dtype}")
     if (bias_k is None) != (bias_v is None):
         raise AssertionError("bias_k and bias_v must both be given or both be None")
     return _attn.multi_head_attention_forward(
