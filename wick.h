@@ -10,6 +10,7 @@
 #include "core/ops.h"
 #include "core/print.h"
 #include "data/data.h"
+#include "nn/attention.h"  // attention
 #include "nn/callbacks.h"
 #include "nn/checkpoint.h"
 #include "nn/clip_grad.h"
@@ -24,3 +25,4 @@
 #include "nn/optim.h"
 #include "nn/rnn.h"
 #include "nn/serialization.h"
+#include "nn/transformer.h"  // attention

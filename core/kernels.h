@@ -173,5 +173,29 @@ using GruCellKernel = void (*)(const Tensor& igates, const Tensor& hgates, const
 using GruCellBackwardKernel = void (*)(const Tensor& grad_hy, const Tensor& workspace,
                                        const Tensor& hx, Tensor& grad_igates, Tensor& grad_hgates,
                                        Tensor& grad_hx);
+// Fused attention (FlashAttention's scheme; Note [blocked attention] in
+// core/cpu/attention_kernels.cpp) over query [B, L, E], key [B, S, E] and value [B, S, Ev], all
+// contiguous, B being batch times heads:
+//   out [B, L, Ev] = softmax(scale * query key^T + mask) value, row-wise over S,
+//   logsumexp [B, L] = log sum_j exp(scale * q_i . k_j + mask_ij), the softmax's normaliser.
+// `attn_mask` is undefined or a [B, L, S] view (zero strides where it broadcasts) of additive
+// values in the query's dtype, -inf where a key is hidden. With is_causal, key j > query i is
+// hidden too (the top-left aligned lower triangle, PyTorch's convention when L != S). A row with
+// every key hidden gives NaN, as the explicit softmax does.
+struct AttentionParams {
+  double scale = 1.0;
+  bool is_causal = false;
+};
+using AttentionKernel = void (*)(const Tensor& query, const Tensor& key, const Tensor& value,
+                                 const Tensor& attn_mask, Tensor& out, Tensor& logsumexp,
+                                 const AttentionParams& params);
+// The gradients of the three inputs, recomputing the probabilities tile by tile from `logsumexp`
+// (never storing the L x S matrix). grad_query, grad_key, grad_value are contiguous and written.
+using AttentionBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& query,
+                                         const Tensor& key, const Tensor& value,
+                                         const Tensor& attn_mask, const Tensor& out,
+                                         const Tensor& logsumexp, Tensor& grad_query,
+                                         Tensor& grad_key, Tensor& grad_value,
+                                         const AttentionParams& params);
 
 }  // namespace wick

@@ -8,6 +8,7 @@
 #include "core/ops/composite_linalg.h"
 #include "core/ops/composite_shape.h"
 #include "core/ops/composite_stats.h"
+#include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/factory.h"

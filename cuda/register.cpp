@@ -25,6 +25,7 @@ void register_kernels(KernelRegistry& registry) {
   register_conv_kernels(registry);
   register_scan_kernels(registry);
   register_rnn_kernels(registry);  // rnn
+  register_attention_kernels(registry);  // attention
 }
 
 Allocator* first_tensor_allocator() {

@@ -10,7 +10,7 @@ namespace wick::optim {
 
 namespace {
 
-double dot(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
+double dot_value(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
 double max_abs(const Tensor& a) { return a.abs().max().item<double>(); }
 
 // The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to the bounds
@@ -128,7 +128,7 @@ double LBFGS::step(const Closure& closure) {
     } else {
       Tensor y = grad - prev_flat_grad_;
       Tensor s = d_ * t_;
-      double ys = dot(y, s);
+      double ys = dot_value(y, s);
       if (ys > 1e-10) {  // only curvature pairs that keep the approximation positive definite
         if (old_dirs_.size() == history_size) {
           old_dirs_.pop_front();
@@ -138,18 +138,18 @@ double LBFGS::step(const Closure& closure) {
         old_dirs_.push_back(y);
         old_stps_.push_back(s);
         ro_.push_back(1.0 / ys);
-        h_diag_ = ys / dot(y, y);
+        h_diag_ = ys / dot_value(y, y);
       }
       size_t num_old = old_dirs_.size();
       std::vector<double> al(num_old);
       Tensor q = -grad;
       for (size_t k = num_old; k-- > 0;) {
-        al[k] = dot(old_stps_[k], q) * ro_[k];
+        al[k] = dot_value(old_stps_[k], q) * ro_[k];
         q.add_(old_dirs_[k] * -al[k]);
       }
       Tensor r = q * h_diag_;
       for (size_t k = 0; k < num_old; ++k) {
-        double be = dot(old_dirs_[k], r) * ro_[k];
+        double be = dot_value(old_dirs_[k], r) * ro_[k];
         r.add_(old_stps_[k] * (al[k] - be));
       }
       d_ = r;
@@ -158,7 +158,7 @@ double LBFGS::step(const Closure& closure) {
     prev_loss_ = loss;
     // The first step is scaled down to at most 1 / |g|_1: the history has no curvature yet.
     t_ = n_iter_ == 1 ? std::min(1.0, 1.0 / grad.abs().sum().item<double>()) * lr : lr;
-    double gtd = dot(grad, d_);
+    double gtd = dot_value(grad, d_);
     if (gtd > -tolerance_change) break;  // not a descent direction any more
 
     int64_t ls_evals = 0;
@@ -202,7 +202,7 @@ LBFGS::LineSearch LBFGS::strong_wolfe(const Closure& closure, double t, const Te
   double d_norm = max_abs(d);
   auto [f_new, g_new] = evaluate_at(closure, x, t, d);
   int64_t evals = 1;
-  double gtd_new = dot(g_new, d);
+  double gtd_new = dot_value(g_new, d);
   double t_prev = 0, f_prev = f, gtd_prev = gtd;
   Tensor g_prev = g;
   bool done = false;
@@ -234,7 +234,7 @@ LBFGS::LineSearch LBFGS::strong_wolfe(const Closure& closure, double t, const Te
     gtd_prev = gtd_new;
     std::tie(f_new, g_new) = evaluate_at(closure, x, t, d);
     ++evals;
-    gtd_new = dot(g_new, d);
+    gtd_new = dot_value(g_new, d);
     ++ls_iter;
   }
   if (ls_iter == max_ls) {
@@ -262,7 +262,7 @@ LBFGS::LineSearch LBFGS::strong_wolfe(const Closure& closure, double t, const Te
     }
     std::tie(f_new, g_new) = evaluate_at(closure, x, t, d);
     ++evals;
-    gtd_new = dot(g_new, d);
+    gtd_new = dot_value(g_new, d);
     ++ls_iter;
     if (f_new > f + c1 * t * gtd || f_new >= bracket_f[low]) {
       bracket[high] = t, bracket_f[high] = f_new, bracket_g[high] = g_new;

@@ -80,6 +80,8 @@ void init_env(py::module_& m);       // bind_env.cpp: _env_facts(), _env_checks(
 void init_composites(py::module_& m);
 // pyapi: bind_defaults.cpp: default dtype, print options, Tensor.new_* and Tensor.type().
 void init_defaults(py::module_& m);
+// attention: bind_attention.cpp, scaled dot-product and multi-head attention (wick._C._attention)
+void init_attention(py::module_& m);
 
 // Note [one-line TypeErrors]
 // When no overload of a bound function accepts the arguments, pybind11 raises a TypeError that

@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPLACE = [
     (r"\bwick\._C\._nn\.", ""), (r"\bwick\._C\._optim\.", ""), (r"\bwick\._C\._data\.", ""),
     (r"\bwick\._C\._amp\.", ""), (r"\bwick\._C\._distributed\.", ""), (r"\bwick\._C\._cuda\.", ""),
+    (r"\bwick\._C\._attention\.", ""),  # attention
     (r"\bwick\._C\.", ""), (r"\bpybind11_builtins\.", ""),
     (r"\bhandle\b", "Any"), (r"\bobject\b", "Any"), (r"\bfunction\b", "Callable[..., Any]"),
     (r"\bnumpy\.ndarray\[[^\]]*\]", "numpy.ndarray"), (r"\bcapsule\b", "Any"),
@@ -110,7 +111,7 @@ def main():
            "", "from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, overload",
            "", "import numpy", ""]
     emit_module(_C, "", out)
-    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed", "_cuda"):
+    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed", "_cuda", "_attention"):
         out += ["", f"class {sub}:", f'    """wick._C.{sub}"""']
         body = []
         emit_module(getattr(_C, sub), "    ", body, static=True)

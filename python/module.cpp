@@ -35,6 +35,7 @@ PYBIND11_MODULE(_C, m) {
   init_composites(m);  // composites: after shape ops, so its Tensor methods see the class
   // pyapi: default dtype, print options, Tensor.new_* and Tensor.type()
   init_defaults(m);
+  init_attention(m);  // attention
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

@@ -28,6 +28,7 @@ void index_select_kernel(const Tensor& in, int64_t dim, const Tensor& index, Ten
   for (int64_t d = 0; d < dim; ++d) outer *= in.size(d);
   for (int64_t d = dim + 1; d < in.dim(); ++d) inner *= in.size(d);
   int64_t count = index.numel();
+  if (outer * count * inner == 0) return;  // nothing to copy (and no grain to divide by)
   size_t row_bytes = inner * in.element_size();
   const char* src = static_cast<const char*>(in.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());

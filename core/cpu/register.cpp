@@ -17,6 +17,8 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_optim_kernels(registry);
   cpu::register_scan_kernels(registry);
   cpu::register_rnn_kernels(registry);  // rnn
+  // attention
+  cpu::register_attention_kernels(registry);
 }
 
 }  // namespace wick

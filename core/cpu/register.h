@@ -20,5 +20,7 @@ void register_optim_kernels(KernelRegistry& registry);
 void register_scan_kernels(KernelRegistry& registry);
 // rnn: the fused LSTM/GRU steps (rnn_kernels.cpp)
 void register_rnn_kernels(KernelRegistry& registry);
+// attention
+void register_attention_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

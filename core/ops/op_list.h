@@ -190,6 +190,14 @@
   X(gru_cell,     GruCellKernel,   "igates, hgates, hx", "",                                      \
     Floating, Keep, "GruCellBackward", "")                                                        \
   X(gru_cell_backward, GruCellBackwardKernel, "grad_hy, workspace, hx", "",                       \
+    Floating, Keep, "", "")                                                                       \
+  /* attention: FlashAttention's blocked softmax (core/cpu/attention_kernels.cpp) */              \
+  X(scaled_dot_product_attention, AttentionKernel, "query, key, value, attn_mask",                \
+    "scale: float, is_causal: bool",                                                              \
+    Floating, LowerPrecision, "ScaledDotProductAttentionBackward", "")                            \
+  X(scaled_dot_product_attention_backward, AttentionBackwardKernel,                               \
+    "grad_output, query, key, value, attn_mask, output, logsumexp",                               \
+    "scale: float, is_causal: bool",                                                              \
     Floating, Keep, "", "")
 // clang-format on
 

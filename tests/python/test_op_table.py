@@ -93,10 +93,24 @@ VIA_GRADIENT = {"relu_backward": "relu", "gelu_backward": "gelu", "gelu_tanh_bac
                 "max_pool2d_backward": "max_pool2d", "avg_pool2d_backward": "avg_pool2d",
                 "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",
                 "batch_norm_backward": "batch_norm",
-                "lstm_cell_backward": "lstm_cell", "gru_cell_backward": "gru_cell"}  # rnn
+                "lstm_cell_backward": "lstm_cell", "gru_cell_backward": "gru_cell",  # rnn
+                "scaled_dot_product_attention_backward": "scaled_dot_product_attention"}
 
 # The other ops: (function of the module and inputs, input specs, requires_grad per input).
 F = lambda m: m.nn.functional  # noqa: E731
+
+
+def sdpa(m, q, k, v, is_causal=False):
+    """PyTorch 1.13 has no scaled_dot_product_attention: its reference is the explicit formula."""
+    if m is wick:
+        return F(m).scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if is_causal:
+        hidden = m.ones(q.shape[-2], k.shape[-2], dtype=m.bool).tril().logical_not()
+        scores = scores.masked_fill(hidden, float("-inf"))
+    return m.softmax(scores, -1) @ v
+
+
 KERNEL_SAMPLES = {
     "where": (lambda m, c, a, b: m.where(c > 0, a, b), [(4, 5), (4, 5), (4, 5)],
               [False, True, True]),
@@ -133,6 +147,9 @@ KERNEL_SAMPLES = {
                   [(3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,)], None),
     "gru_cell": (lambda m, x, h, wi, wh, bi, bh: m.gru_cell(x, h, wi, wh, bi, bh),
                  [(3, 4), (3, 5), (15, 4), (15, 5), (15,), (15,)], None),
+    "scaled_dot_product_attention": (
+        lambda m, q, k, v: (sdpa(m, q, k, v), sdpa(m, q, k, v, is_causal=True)),
+        [(2, 5, 3), (2, 4, 3), (2, 4, 2)], None),
 }
 # Grouped convolution too (the conv row's `groups` attribute).
 GROUPED_CONV = (lambda m, x, w: F(m).conv2d(x, w, None, stride=1, padding=(2, 1), dilation=2,

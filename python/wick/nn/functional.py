@@ -237,3 +237,6 @@ from wick.nn._functional_more import (  # noqa: E402,F401
     instance_norm, interpolate, max_pool1d, max_pool1d_with_indices, normalize, pad,
     pairwise_distance, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear,
     upsample_nearest)
+
+# ---- attention ----
+from wick.nn.functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402,F401

@@ -28,3 +28,7 @@ from wick.nn.modules.sparse_more import EmbeddingBag  # noqa: F401
 
 # pyapi: containers of parameters
 from wick.nn.modules.container import ParameterDict, ParameterList  # noqa: F401,E402
+
+# attention
+from wick.nn.modules.attention import MultiheadAttention  # noqa: F401,E402
+from wick.nn.modules.transformer import Transformer, TransformerEncoder, TransformerEncoderLayer  # noqa: F401,E402

@@ -1,0 +1,70 @@
+// The Transformer encoder: PyTorch's nn.TransformerEncoderLayer (self-attention and a feed-forward
+// block, each with a residual connection and layer norm, before or after) and nn.TransformerEncoder
+// (a stack of copies of one layer, with an optional final norm). Submodule names match PyTorch's,
+// so state dicts load across: self_attn.in_proj_weight, linear1.weight, norm1.weight, layers.0...
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/ops/factory.h"
+#include "nn/attention.h"
+#include "nn/containers.h"
+#include "nn/layers.h"
+#include "nn/normalization.h"
+
+namespace wick::nn {
+
+class TransformerEncoderLayer : public Module {
+ public:
+  using Activation = std::function<Tensor(const Tensor&)>;
+  // activation: "relu" or "gelu".
+  TransformerEncoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward = 2048,
+                          double dropout = 0.1, const std::string& activation = "relu",
+                          double layer_norm_eps = 1e-5, bool batch_first = false,
+                          bool norm_first = false);
+  // Any function of a tensor as the activation (PyTorch's callable).
+  TransformerEncoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward, double dropout,
+                          Activation activation, double layer_norm_eps = 1e-5,
+                          bool batch_first = false, bool norm_first = false);
+
+  // src [S, N, E] ([N, S, E] with batch_first, [S, E] unbatched); src_mask [S, S] or
+  // [N * nhead, S, S]; src_key_padding_mask [N, S]. Masks as in MultiheadAttention.
+  Tensor forward(const Tensor& src, const Tensor& src_mask,
+                 const Tensor& src_key_padding_mask = Tensor());
+  Tensor forward(const Tensor& src) override { return forward(src, Tensor(), Tensor()); }
+  // A new layer with the same configuration, parameter values and training mode (a deep copy).
+  std::shared_ptr<TransformerEncoderLayer> clone() const;
+
+  std::shared_ptr<MultiheadAttention> self_attn;
+  std::shared_ptr<Linear> linear1, linear2;
+  std::shared_ptr<Dropout> dropout, dropout1, dropout2;
+  std::shared_ptr<LayerNorm> norm1, norm2;
+
+ private:
+  int64_t d_model_, nhead_, dim_feedforward_;
+  double dropout_p_, layer_norm_eps_;
+  Activation activation_;
+  bool batch_first_, norm_first_;
+};
+
+class TransformerEncoder : public Module {
+ public:
+  // num_layers deep copies of `encoder_layer` (PyTorch copies too: the layers do not share
+  // weights), then `norm` when given.
+  TransformerEncoder(const TransformerEncoderLayer& encoder_layer, int64_t num_layers,
+                     std::shared_ptr<LayerNorm> norm = nullptr);
+  Tensor forward(const Tensor& src, const Tensor& mask,
+                 const Tensor& src_key_padding_mask = Tensor());
+  Tensor forward(const Tensor& src) override { return forward(src, Tensor(), Tensor()); }
+
+  std::shared_ptr<ModuleList> layers;
+  std::shared_ptr<LayerNorm> norm;  // null without a final norm
+};
+
+// nn.Transformer.generate_square_subsequent_mask: [sz, sz] float, -inf above the diagonal and 0
+// elsewhere, so position i attends to positions <= i.
+Tensor generate_square_subsequent_mask(int64_t sz, const TensorOptions& options = {});
+
+}  // namespace wick::nn
