@@ -46,7 +46,7 @@ Tensor triangle(const char* op, const Tensor& x, int64_t diagonal, bool lower) {
   Tensor rows = arange(x.size(-2), int64_on(x)).unsqueeze(1);
   Tensor cols = arange(x.size(-1), int64_on(x)).unsqueeze(0);
   Tensor keep = lower ? le(cols - rows, diagonal) : ge(cols - rows, diagonal);
-  return where(keep, x, Scalar(0));
+  return where(keep, x, zeros_like(x));  // zeros of x's dtype: a bool input stays bool
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ using wick::testing::expect_error;
 using wick::testing::input;
 using wick::testing::noncontiguous_input;
 
-double dot(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
+double inner_product(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
 
 // The values of t in order, whatever its shape.
 void expect_values(const Tensor& t, const std::vector<double>& expected) {
@@ -109,7 +109,7 @@ TEST(NnMore, TransposedConvolutionIsTheAdjointOfConvolution) {
   ASSERT_EQ(xt.shape(), (Shape{2, 4, 7, 6}));  // conv2d never reads row 8 at stride 2
   Tensor xt_full = F::conv_transpose2d(u, w, {}, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
   ASSERT_EQ(xt_full.shape(), x.shape());
-  EXPECT_NEAR(dot(y, u), dot(x, xt_full), 1e-9);
+  EXPECT_NEAR(inner_product(y, u), inner_product(x, xt_full), 1e-9);
   // conv1d is conv2d on a height-1 image.
   Tensor a = input({2, 4, 9}).detach(), k = input({3, 4, 2}, 2).detach();
   expect_close(F::conv1d(a, k, {}, 2),
@@ -120,7 +120,7 @@ TEST(NnMore, FoldIsTheAdjointOfUnfoldAndShufflesInvert) {
   Tensor x = input({2, 3, 5, 6}).detach();
   Tensor cols = F::unfold(x, {2, 3}, {1, 1}, {1, 1}, {2, 1});
   Tensor c = input(cols.shape(), 2).detach();
-  EXPECT_NEAR(dot(cols, c), dot(x, F::fold(c, {5, 6}, {2, 3}, {1, 1}, {1, 1}, {2, 1})), 1e-9);
+  EXPECT_NEAR(inner_product(cols, c), inner_product(x, F::fold(c, {5, 6}, {2, 3}, {1, 1}, {1, 1}, {2, 1})), 1e-9);
   Tensor p = input({2, 3, 8, 4, 6}).detach();
   expect_close(F::pixel_shuffle(F::pixel_unshuffle(p, 2), 2), p, 0.0);
   EXPECT_EQ(F::pixel_shuffle(p, 2).shape(), (Shape{2, 3, 2, 8, 12}));

@@ -41,6 +41,9 @@ def test_tril_triu(name, k, noncontig):
 
 def test_tril_triu_int_and_gradcheck():
     check(lambda m, x: m.tril(x, -1), [ints(-5, 5, (3, 3))])
+    mask = wick.ones(3, 4, dtype=wick.bool).triu(1)  # a causal mask stays bool
+    assert mask.dtype == wick.bool
+    assert mask.tolist() == torch.ones(3, 4, dtype=torch.bool).triu(1).tolist()
     grad_checks(lambda m, x: m.triu(x, 1), [(3, 4)])
 
 
@@ -164,8 +167,10 @@ def test_addmm_baddbmm(beta, alpha):
     check(lambda m, c, a, b: m.addmm(c, a, b, beta=beta, alpha=alpha),
           [(3, 4), (3, 2), (2, 4)], noncontig=True)
     check(lambda m, c, a, b: c.addmm(a, b, beta=beta, alpha=alpha), [(4,), (3, 2), (2, 4)])
+    # PyTorch 1.13's baddbmm with beta=0 on transposed inputs reads memory it never wrote (NaNs
+    # appear at random), so that case is compared on contiguous inputs.
     check(lambda m, c, a, b: m.baddbmm(c, a, b, beta=beta, alpha=alpha),
-          [(2, 3, 4), (2, 3, 5), (2, 5, 4)], noncontig=True)
+          [(2, 3, 4), (2, 3, 5), (2, 5, 4)], noncontig=beta != 0)
 
 
 def test_addmm_beta_zero_ignores_nan():
