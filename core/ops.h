@@ -5,10 +5,10 @@
 
 #include "core/ops/advanced_index.h"
 // composites: torch functions written as compositions of the ops above
+#include "core/ops/attention.h"
 #include "core/ops/composite_linalg.h"
 #include "core/ops/composite_shape.h"
 #include "core/ops/composite_stats.h"
-#include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/factory.h"
@@ -17,7 +17,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
 #include "core/ops/reduce.h"
-#include "core/ops/scan.h"
 #include "core/ops/rnn.h"
+#include "core/ops/scan.h"
 #include "core/ops/view.h"
 #include "core/tensor.h"

@@ -24,7 +24,7 @@ void register_kernels(KernelRegistry& registry) {
   register_blas_kernels(registry);
   register_conv_kernels(registry);
   register_scan_kernels(registry);
-  register_rnn_kernels(registry);  // rnn
+  register_rnn_kernels(registry);        // rnn
   register_attention_kernels(registry);  // attention
 }
 

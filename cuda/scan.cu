@@ -51,12 +51,10 @@ void scan(const Tensor& in, Tensor& out, int64_t dim) {
   });
 }
 
-void sort_on_host(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim,
-                  bool descending) {
+void sort_on_host(const Tensor& in, Tensor& values, Tensor& indices, int64_t dim, bool descending) {
   Tensor host = in.cpu();
   Tensor host_values = empty_like(host), host_indices = empty_like(host.to(kInt64));
-  dispatch<SortKernel>(OpKey::sort, Device(kCPU), host, host_values, host_indices, dim,
-                       descending);
+  dispatch<SortKernel>(OpKey::sort, Device(kCPU), host, host_values, host_indices, dim, descending);
   values.copy_(host_values);
   indices.copy_(host_indices);
 }

@@ -34,8 +34,8 @@ void scan_kernel(const Tensor& in, Tensor& out, int64_t dim) {
     using C = compute_t<T>;
     const T* src = static_cast<const T*>(in.data_ptr());
     T* dst = out.data<T>();
-    parallel_for(lines.count(), std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(
-                                                         1, lines.length)),
+    parallel_for(lines.count(),
+                 std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, lines.length)),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t line = begin; line < end; ++line) {
                      int64_t base = lines.start(line);

@@ -49,9 +49,7 @@ Tensor with_attrs(OpKey key, const Tensor& x, const UnaryAttrs& attrs) {
 }  // namespace
 
 Tensor remainder(const Tensor& a, const Tensor& b) { return run_binary(OpKey::remainder, a, b); }
-Tensor remainder(const Tensor& a, const Scalar& b) {
-  return remainder(a, wrap("remainder", a, b));
-}
+Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, wrap("remainder", a, b)); }
 Tensor fmod(const Tensor& a, const Tensor& b) { return run_binary(OpKey::fmod, a, b); }
 Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, wrap("fmod", a, b)); }
 Tensor atan2(const Tensor& y, const Tensor& x) { return run_binary(OpKey::atan2, y, x); }

@@ -299,8 +299,8 @@ struct remainder_fn {  // the remainder of floor division: it has the divisor's 
   template <class C>
   WICK_HOST_DEVICE C operator()(C a, C b) const {
     C r = fmod_fn()(a, b);
-    if constexpr (std::is_same_v<C, bool>) {
-      return r;
+    if constexpr (math::is_unsigned_or_bool<C>) {
+      return r;  // no negative operands: floor and truncated division agree
     } else {
       return r != C(0) && ((r < C(0)) != (b < C(0))) ? C(r + b) : r;
     }

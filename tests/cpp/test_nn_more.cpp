@@ -120,7 +120,8 @@ TEST(NnMore, FoldIsTheAdjointOfUnfoldAndShufflesInvert) {
   Tensor x = input({2, 3, 5, 6}).detach();
   Tensor cols = F::unfold(x, {2, 3}, {1, 1}, {1, 1}, {2, 1});
   Tensor c = input(cols.shape(), 2).detach();
-  EXPECT_NEAR(inner_product(cols, c), inner_product(x, F::fold(c, {5, 6}, {2, 3}, {1, 1}, {1, 1}, {2, 1})), 1e-9);
+  EXPECT_NEAR(inner_product(cols, c),
+              inner_product(x, F::fold(c, {5, 6}, {2, 3}, {1, 1}, {1, 1}, {2, 1})), 1e-9);
   Tensor p = input({2, 3, 8, 4, 6}).detach();
   expect_close(F::pixel_shuffle(F::pixel_unshuffle(p, 2), 2), p, 0.0);
   EXPECT_EQ(F::pixel_shuffle(p, 2).shape(), (Shape{2, 3, 2, 8, 12}));
