@@ -160,4 +160,13 @@ class PyCallback {
 // Python float / int / bool for a one-element tensor's value, by its dtype.
 py::object scalar_to_python(const Tensor& t);
 
+// Binds f as the Tensor method `name` and as the function wick.name(input, ...), as PyTorch
+// offers most ops both ways.
+template <class F, class... Extra>
+void bind_both(py::class_<Tensor>& cls, py::module_& m, const char* name, F f,
+               const Extra&... extra) {
+  cls.def(name, f, extra...);
+  m.def(name, f, py::arg("input"), extra...);
+}
+
 }  // namespace wick::python

@@ -8,13 +8,6 @@ namespace wick::python {
 
 namespace {
 
-template <class F, class... Extra>
-void bind_both(py::class_<Tensor>& cls, py::module_& m, const char* name, F f,
-               const Extra&... extra) {
-  cls.def(name, f, extra...);
-  m.def(name, f, py::arg("input"), extra...);
-}
-
 // An int, or ints given as a tuple/list or as several positional arguments (x.flip(0, 1)).
 DimList dims_from_args(const py::args& args) {
   if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return to_dims(args[0]);

@@ -8,13 +8,6 @@ namespace wick::python {
 
 namespace {
 
-template <class F, class... Extra>
-void bind_both(py::class_<Tensor>& cls, py::module_& m, const char* name, F f,
-               const Extra&... extra) {
-  cls.def(name, f, extra...);
-  m.def(name, f, py::arg("input"), extra...);
-}
-
 py::tuple to_tuple(const std::vector<Tensor>& tensors) {
   py::tuple out(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) out[i] = py::cast(tensors[i]);

@@ -124,13 +124,6 @@ void check_operand_overlap(const Tensor& self, py::handle other, const char* op)
   if (const Tensor* o = try_tensor(other)) detail::check_no_partial_overlap(op, self, *o);
 }
 
-template <class F, class... Extra>
-void bind_both(py::class_<Tensor>& cls, py::module_& m, const char* name, F f,
-               const Extra&... extra) {
-  cls.def(name, f, extra...);
-  m.def(name, f, py::arg("input"), extra...);
-}
-
 Tensor clamp_any(const Tensor& x, py::handle lo, py::handle hi) {
   if (lo.is_none() && hi.is_none())
     throw py::value_error("[clamp] at least one of min or max must be given");

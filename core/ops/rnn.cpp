@@ -189,12 +189,17 @@ RnnLayerOutput rnn_layer(RnnMode mode, const Tensor& x, const std::vector<int64_
   check_state(w_ih.shape() == Shape{G * H, x.size(1)} && w_hh.shape() == Shape{G * H, H}, op,
               "expected weight_ih [", G * H, ", ", x.size(1), "] and weight_hh [", G * H, ", ", H,
               "]; got ", w_ih.shape(), " and ", w_hh.shape());
+  // The message parts are evaluated before the check, so an undefined (absent) tensor's shape
+  // must not be among them: each check is reached only for a tensor that is there.
   for (const Tensor* b : {&b_ih, &b_hh}) {
-    check_state(!b->defined() || b->shape() == Shape{G * H}, op, "expected biases of shape [",
-                G * H, "]; got ", b->shape());
+    if (!b->defined()) continue;
+    check_state(b->shape() == Shape{G * H}, op, "expected biases of shape [", G * H, "]; got ",
+                b->shape());
   }
-  check_state(!lstm || c0.shape() == h0.shape(), op, "expected c0 of h0's shape ", h0.shape(),
-              "; got ", c0.shape());
+  if (lstm) {
+    check_state(c0.shape() == h0.shape(), op, "expected c0 of h0's shape ", h0.shape(), "; got ",
+                c0.shape());
+  }
   std::vector<int64_t> offsets(batch_sizes.size());
   int64_t total = 0;
   for (size_t t = 0; t < batch_sizes.size(); ++t) {
