@@ -1,18 +1,28 @@
-"""wick.save and wick.load: state dicts (and nested containers of tensors and numbers, such as an
-optimizer's state_dict) in the safetensors format, written atomically by nn/serialization.h.
+"""wick.save and wick.load (torch.save and torch.load), in the safetensors format, one file
+written atomically by nn/serialization.h.
 
-Tensors are stored under their path in the container ("state.0.exp_avg"); the container's shape
-and its non-tensor values go into the file's metadata as JSON, under "wick.tree". A flat
-{name: tensor} dict is a plain safetensors file that other tools read as is."""
+State dicts and nested containers of tensors and numbers (an optimizer's state_dict, a
+checkpoint dict) are stored without pickle: tensors under their path in the container
+("state.0.exp_avg"), the container's shape and its non-tensor values as JSON in the file's
+metadata, under "wick.tree". A flat {name: tensor} dict is a plain safetensors file that other
+tools read as is.
+
+Anything else (a whole model, any picklable object) is pickled with its tensors stored as named
+safetensors tensors (_pickle_io.py). Such a file loads only with weights_only=False, as in
+PyTorch >= 2.6, because unpickling runs code the file names; container files load either way."""
 
 import json
 import os
 import tempfile
 from collections import OrderedDict
 
-from wick import _C
+from wick import _C, _pickle_io
 
 _TREE_KEY = "wick.tree"
+
+
+class _NotAContainer(TypeError):
+    """obj holds something the JSON tree cannot describe; save() pickles it instead."""
 
 
 def _flatten(obj, path, tensors):
@@ -30,14 +40,13 @@ def _flatten(obj, path, tensors):
                  for i, v in enumerate(obj)]}
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return {"v": obj}
-    raise TypeError(f"wick.save can store tensors, numbers, strings, None and dicts, lists and "
-                    f"tuples of them; got {type(obj).__name__}")
+    raise _NotAContainer(type(obj).__name__)
 
 
 def _key(k):
     if isinstance(k, (str, int)) and not isinstance(k, bool):
         return [type(k).__name__, k]
-    raise TypeError(f"wick.save: dict keys must be str or int; got {type(k).__name__}")
+    raise _NotAContainer(f"a {type(k).__name__} dict key")
 
 
 class _CorruptTree(ValueError):
@@ -107,12 +116,16 @@ def _tree_of(metadata, tensors, path):
 
 
 def save(obj, f):
-    """Saves a state dict (or a nested container of tensors) to a path or a binary file."""
+    """Saves obj to a path or a binary file: a container of tensors as a safetensors file,
+    anything else pickled, with its tensors stored in the same file."""
     if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
         raise TypeError(f"wick.save expects a path or a binary file; got {type(f).__name__}")
     tensors = {}
-    tree = _flatten(obj, "", tensors)
-    metadata = {_TREE_KEY: json.dumps(tree)}
+    try:
+        metadata = {_TREE_KEY: json.dumps(_flatten(obj, "", tensors))}
+    except _NotAContainer:
+        tensors = {}
+        metadata = {_pickle_io.PICKLE_KEY: _pickle_io.dumps(obj, tensors)}
     if isinstance(f, (str, os.PathLike)):
         _C._nn.save_safetensors(os.fspath(f), tensors, metadata)
         return
@@ -124,7 +137,9 @@ def save(obj, f):
 
 
 def load(f, map_location=None, weights_only=None):
-    """Loads what save() wrote (or any safetensors file, as a {name: tensor} dict)."""
+    """Loads what save() wrote (or any safetensors file, as a {name: tensor} dict). A pickled
+    object loads only with weights_only=False (the default is True, as in PyTorch >= 2.6, unless
+    WICK_FORCE_NO_WEIGHTS_ONLY_LOAD=1); containers load whatever weights_only says."""
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         tensors, metadata = _C._nn.load_safetensors(path)
@@ -141,6 +156,8 @@ def load(f, map_location=None, weights_only=None):
         device = map_location if not callable(map_location) else None
         tensors = {k: (map_location(v, "cpu") if device is None else v.to(device))
                    for k, v in tensors.items()}
+    if _pickle_io.PICKLE_KEY in metadata:
+        return _pickle_io.loads(metadata[_pickle_io.PICKLE_KEY], tensors, path, weights_only)
     if _TREE_KEY not in metadata:
         return OrderedDict(sorted(tensors.items()))
     return _tree_of(metadata, tensors, path)
