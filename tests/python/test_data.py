@@ -129,7 +129,7 @@ def test_save_load_nested(tmp_path):
     buf.seek(0)
     assert wick.load(buf)["w"].tolist() == [1.0, 1.0, 1.0]
     with pytest.raises(TypeError):
-        wick.save({"f": object()}, str(path))
+        wick.save({"f": lambda: 0}, str(path))
     with pytest.raises(FileNotFoundError):  # Python's own type, as torch.load raises
         wick.load(tmp_path / "missing.safetensors")
     (tmp_path / "junk").write_bytes(b"\x01\x02")

@@ -6,6 +6,7 @@ import atexit
 import json
 import math
 import os
+import pickle
 import shutil
 import struct
 import tempfile
@@ -150,6 +151,8 @@ _BAD_UTF8_META = _safetensors("bad-utf8-meta.safetensors", b'{"__metadata__": {"
 _SHORT = _path("short.safetensors")
 with open(_SHORT, "wb") as _f:
     _f.write(b"\x01\x02")
+_PICKLED_OBJECT = _path("module.pt")  # a whole module, pickled: refused unless weights_only=False
+wick.save(nn.Linear(2, 2), _PICKLED_OBJECT)
 
 CASES = [
     # ---- optimizer constructors (the ranges load_state_dict enforces too) ----
@@ -410,10 +413,14 @@ CASES = [
         IsADirectoryError, "save_safetensors", ["a-directory"]),
     Bad("load-not-a-path", lambda: wick.load(42), TypeError, "wick.load", ["int"]),
     Bad("save-not-a-path", lambda: wick.save({}, 42), TypeError, "wick.save", ["int"]),
-    Bad("save-unsupported-object", lambda: wick.save({"s": {1, 2}}, _path("set.pt")), TypeError,
-        "wick.save", ["set"]),
-    Bad("save-tuple-key", lambda: wick.save({(1, 2): wick.zeros(1)}, _path("key.pt")), TypeError,
-        "wick.save", ["tuple"]),
+    # Objects that are not containers are pickled (wick.save of whole objects); what pickle itself
+    # refuses - a lambda, a generator - is a TypeError naming what could not be pickled.
+    Bad("save-unpicklable-lambda", lambda: wick.save({"f": lambda: 0}, _path("fn.pt")), TypeError,
+        "wick.save", ["dict", "lambda"]),
+    Bad("save-unpicklable-generator", lambda: wick.save([(i for i in ())], _path("gen.pt")),
+        TypeError, "wick.save", ["generator"]),
+    Bad("load-pickle-weights-only", lambda: wick.load(_PICKLED_OBJECT), pickle.UnpicklingError,
+        "wick.load", ["weights_only", "Linear"]),
     # ---- wick.load: corrupt contents ----
     Bad("load-non-utf8-key", lambda: wick.load(_BAD_UTF8), ValueError, "load_safetensors",
         ["bad-utf8.safetensors", "\\xff"]),
