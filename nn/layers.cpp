@@ -157,16 +157,15 @@ std::string Dropout::extra_repr() const {
   return os.str();
 }
 
-Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx)
-    : Module("Embedding"),
-      num_embeddings_(num_embeddings),
-      embedding_dim_(embedding_dim),
-      padding_idx_(padding_idx < 0 && padding_idx >= -num_embeddings ? padding_idx + num_embeddings
-                                                                     : padding_idx) {
+Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim,
+                     std::optional<int64_t> padding_idx)
+    : Module("Embedding"), num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {
   check_value(num_embeddings > 0 && embedding_dim > 0, "Embedding", "sizes must be positive; got ",
               num_embeddings, " and ", embedding_dim);
-  check_index(padding_idx_ < num_embeddings, "Embedding", "padding_idx ", padding_idx,
-              " is out of range for ", num_embeddings, " embeddings");
+  int64_t pad = padding_idx.value_or(-1);
+  check_index(!padding_idx || (pad >= -num_embeddings && pad < num_embeddings), "Embedding",
+              "padding_idx ", pad, " is out of range for ", num_embeddings, " embeddings");
+  padding_idx_ = !padding_idx ? -1 : pad < 0 ? pad + num_embeddings : pad;
   weight = register_parameter("weight", empty({num_embeddings, embedding_dim}));
   init::normal_(weight);
   if (padding_idx_ >= 0) {

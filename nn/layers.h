@@ -2,6 +2,7 @@
 // Constructors take PyTorch's arguments and initialise like PyTorch does.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/ops/nn.h"
@@ -81,16 +82,19 @@ class Dropout : public Module {
 };
 
 // A lookup table of num_embeddings vectors; weight initialised from N(0, 1) like PyTorch, with
-// the padding row (if any) zeroed.
+// the padding row (if any) zeroed. padding_idx may be negative (counted from the end, as in
+// PyTorch); no padding_idx means no padding row.
 class Embedding : public Module {
  public:
-  Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx = -1);
+  Embedding(int64_t num_embeddings, int64_t embedding_dim,
+            std::optional<int64_t> padding_idx = std::nullopt);
   Tensor forward(const Tensor& indices) override;
   std::string extra_repr() const override;
   Tensor weight;
 
  private:
-  int64_t num_embeddings_, embedding_dim_, padding_idx_;
+  int64_t num_embeddings_, embedding_dim_;
+  int64_t padding_idx_;  // -1: none
 };
 
 class Flatten : public Module {

@@ -129,6 +129,23 @@ TEST(Layers, InitialisationLikePyTorch) {
   EXPECT_NEAR(init::calculate_gain("leaky_relu", 0.2), std::sqrt(2.0 / 1.04), 1e-12);
 }
 
+// No padding_idx means no padding row: every row is drawn from N(0, 1). A negative padding_idx
+// counts from the end, as in PyTorch (an earlier default of -1 zeroed the last row silently).
+TEST(Layers, EmbeddingPaddingRow) {
+  auto row_is_zero = [](const Embedding& e, int64_t row) {
+    return e.weight.select(0, row).abs().sum().item<double>() == 0.0;
+  };
+  Embedding plain(5, 3);
+  for (int64_t row = 0; row < 5; ++row) EXPECT_FALSE(row_is_zero(plain, row)) << row;
+  Embedding last(5, 3, -1);
+  EXPECT_TRUE(row_is_zero(last, 4));
+  EXPECT_FALSE(row_is_zero(last, 0));
+  Embedding first(5, 3, 0);
+  EXPECT_TRUE(row_is_zero(first, 0));
+  EXPECT_THROW(Embedding(5, 3, 5), std::out_of_range);
+  EXPECT_THROW(Embedding(5, 3, -6), std::out_of_range);
+}
+
 TEST(Layers, BatchNormTracksStatistics) {
   BatchNorm2d bn(3);
   Tensor x = randn({8, 3, 4, 4}) * 2.0 + 5.0;
