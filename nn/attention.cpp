@@ -190,6 +190,9 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, dou
   check_value(embed_dim % num_heads == 0, op, "embed_dim must be divisible by num_heads; got ",
               embed_dim, " and ", num_heads);
   check_value(dropout >= 0.0 && dropout <= 1.0, op, "dropout must be in [0, 1]; got ", dropout);
+  // PyTorch builds out_proj before it initialises the input projections, so with one seed its
+  // random draws come in this order; following it gives the same weights as torch and wick.nn.
+  auto projection = std::make_shared<Linear>(embed_dim, embed_dim, bias);
   if (kdim_ == embed_dim && vdim_ == embed_dim) {
     in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed_dim, embed_dim}));
     init::xavier_uniform_(in_proj_weight);
@@ -202,7 +205,7 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, dou
     init::xavier_uniform_(v_proj_weight);
   }
   if (bias) in_proj_bias = register_parameter("in_proj_bias", zeros({3 * embed_dim}));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim, embed_dim, bias));
+  out_proj = register_module("out_proj", projection);
   if (bias) init::zeros_(out_proj->bias);
   if (add_bias_kv) {
     bias_k = register_parameter("bias_k", empty({1, 1, embed_dim}));

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "core/generator.h"
 #include "core/ops.h"
 #include "nn/functional.h"
 
@@ -73,9 +74,14 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const Tensor& src_mas
 }
 
 std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const {
+  // A copy draws no random numbers, as copy.deepcopy draws none in Python: the constructor's
+  // initialisation is overwritten below, so its draws are given back to the generator, and the
+  // random sequence after a TransformerEncoder is the same in C++, wick.nn and PyTorch.
+  PhiloxState before = default_generator().state();
   auto copy = std::make_shared<TransformerEncoderLayer>(d_model_, nhead_, dim_feedforward_,
                                                         dropout_p_, activation_, layer_norm_eps_,
                                                         batch_first_, norm_first_);
+  default_generator().set_state(before);
   StateDict state = state_dict();
   for (auto& [name, tensor] : state) tensor = tensor.detach().clone();
   copy->load_state_dict(state);
