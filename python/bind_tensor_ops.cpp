@@ -106,6 +106,18 @@ Tensor scaled(const Tensor& a, py::handle other, const Scalar& alpha, bool subtr
   return subtract ? a - s : a + s;
 }
 
+// PyTorch still accepts the pre-1.5 order add(alpha, other) - `p.data.add_(-lr, p.grad.data)` in
+// older course code and in pytorch/examples' word_language_model - with a UserWarning naming the
+// new signature; wick does the same.
+void warn_deprecated_alpha_first(const char* op) {
+  std::string message = std::string("This overload of ") + op + " is deprecated:\n\t" + op +
+                        "(Number alpha, Tensor other)\n" +
+                        "Consider using one of the following signatures instead:\n\t" + op +
+                        "(Tensor other, *, Number alpha)";
+  // Under `-W error` the warning is an exception, which must reach Python as one.
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw py::error_already_set();
+}
+
 // Writes `result` into `self` (Tensor::copy_, which bumps the version and rebases autograd
 // history) after checking that its dtype can be stored there, as PyTorch's in-place ops do.
 py::object assign(py::object self, const Tensor& result, const char* op) {
@@ -270,19 +282,31 @@ void bind_inplace(py::class_<Tensor>& cls) {
                           scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), true),
                           "sub_");
           },
-          py::arg("other"), py::kw_only(), py::arg("alpha") = py::none())
-      .def(
-          "mul_",
-          [self_arg](py::object self, py::handle other) {
-            Tensor& t = self_arg(self);
-            if (const Tensor* o = try_tensor(other)) {
-              t.mul_(*o);
-            } else {
-              t.mul_(to_scalar(other, "other"));
-            }
-            return self;
-          },
-          py::arg("other"))
+          py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  for (bool subtract : {false, true}) {
+    const char* op = subtract ? "sub_" : "add_";
+    cls.def(
+        op,
+        [op, subtract](py::object self, py::handle alpha, const Tensor& other) {
+          warn_deprecated_alpha_first(op);
+          Tensor& t = self.cast<Tensor&>();
+          check_operand_overlap(t, py::cast(other), op);
+          return assign(self, scaled(t, py::cast(other), to_scalar(alpha, "alpha"), subtract), op);
+        },
+        py::arg("alpha"), py::arg("other"));
+  }
+  cls.def(
+         "mul_",
+         [self_arg](py::object self, py::handle other) {
+           Tensor& t = self_arg(self);
+           if (const Tensor* o = try_tensor(other)) {
+             t.mul_(*o);
+           } else {
+             t.mul_(to_scalar(other, "other"));
+           }
+           return self;
+         },
+         py::arg("other"))
       .def(
           "div_",
           [](py::object self, py::handle other) {
@@ -395,6 +419,16 @@ void init_tensor_ops(py::module_& m) {
         return scaled(a, b, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), true);
       },
       py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  for (bool subtract : {false, true}) {
+    const char* op = subtract ? "sub" : "add";
+    cls.def(
+        op,
+        [op, subtract](const Tensor& a, py::handle alpha, const Tensor& other) {
+          warn_deprecated_alpha_first(op);
+          return scaled(a, py::cast(other), to_scalar(alpha, "alpha"), subtract);
+        },
+        py::arg("alpha"), py::arg("other"));
+  }
   bind_both(cls, m, "mul", &binary_method<mul_tt, mul_ts>, py::arg("other"));
   bind_both(cls, m, "multiply", &binary_method<mul_tt, mul_ts>, py::arg("other"));
   bind_both(

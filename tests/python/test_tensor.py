@@ -1,6 +1,7 @@
 """Tensors from Python: creation, dtypes, devices, metadata, conversions, printing."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -167,3 +168,25 @@ def test_inplace_and_version():
     y = x.copy_(wick.tensor([1.0, 2.0, 3.0]))
     assert y is x and x.tolist() == [1.0, 2.0, 3.0]
     assert x.exp_().log_().sqrt_().tolist() == pytest.approx([1.0, math.sqrt(2), math.sqrt(3)])
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_"])
+def test_deprecated_alpha_first_overload(op):
+    """add_(alpha, other), the pre-1.5 order older course code still uses, works with the same
+    UserWarning as PyTorch's (which warns once per process, so only wick's is checked) and the
+    same result as add_(other, alpha=alpha)."""
+    values, other = [1.0, -2.0, 3.5], [0.5, 4.0, -1.0]
+    results = {}
+    for m in (wick, torch):
+        x = m.tensor(values)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(x, op)(-0.25, m.tensor(other))
+        if m is wick:
+            assert any(f"overload of {op} is deprecated" in str(w.message) for w in caught)
+        assert (out is x) == op.endswith("_")
+        results[m.__name__] = out.tolist()
+    assert results["wick"] == pytest.approx(results["torch"])
+    with pytest.raises(TypeError, match=op):
+        getattr(wick.tensor(values), op)(-0.25, 2.0)  # alpha first needs a tensor other
