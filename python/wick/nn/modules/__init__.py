@@ -31,4 +31,10 @@ from wick.nn.modules.container import ParameterDict, ParameterList  # noqa: F401
 
 # attention
 from wick.nn.modules.attention import MultiheadAttention  # noqa: F401,E402
-from wick.nn.modules.transformer import Transformer, TransformerEncoder, TransformerEncoderLayer  # noqa: F401,E402
+from wick.nn.modules.transformer import (  # noqa: F401,E402
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
