@@ -16,6 +16,7 @@ import io
 import os
 import pickle
 import pickletools
+import types
 
 from wick import _C
 
@@ -52,6 +53,26 @@ class _TensorPickler(pickle.Pickler):
         if isinstance(obj, _C.device):
             return (_DEVICE, str(obj))
         return None
+
+    def reducer_override(self, obj):
+        # A C++ function bound by pybind11 (F.relu, kept as a Transformer layer's activation)
+        # is a builtin whose __self__ is a capsule pickle cannot save; it is saved by name, as
+        # pickle saves a Python function, when that name leads back to it.
+        if isinstance(obj, types.BuiltinFunctionType) and obj.__module__.startswith("wick."):
+            name = obj.__qualname__.rpartition(".")[2]
+            if _builtin(obj.__module__, name) is obj:
+                return (_builtin, (obj.__module__, name))
+        return NotImplemented
+
+
+def _builtin(module, name):
+    """The wick builtin function `name` in `module`, which may be a pybind11 submodule such as
+    wick._C._nn that is reached by attribute, not by import. None when there is none."""
+    import wick
+    obj = wick
+    for part in module.split(".")[1:] + [name]:
+        obj = getattr(obj, part, None)
+    return obj
 
 
 def dumps(obj, tensors):

@@ -88,6 +88,18 @@ def test_custom_module_with_lstm_buffer_and_tied_weight(tmp_path):
     assert len(tensors) == len(list(model.parameters())) + 1
 
 
+def test_transformer_with_builtin_activation(tmp_path):
+    """A Transformer keeps F.relu, a C++ function, as its layers' activation; it is saved by
+    name (as pickle saves a Python function) and comes back as the same function."""
+    wick.manual_seed(2)
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                           dim_feedforward=8, dropout=0.0, activation="gelu").eval()
+    loaded = wick.load(saved(model, tmp_path), weights_only=False)
+    assert loaded.encoder.layers[0].activation is nn.functional.gelu
+    src, tgt = wick.randn(4, 2, 8), wick.randn(3, 2, 8)
+    assert np.array_equal(values(loaded(src, tgt)), values(model(src, tgt)))
+
+
 def test_shared_tensors_stay_shared_and_requires_grad_is_kept(tmp_path):
     t = wick.ones(3)
     g = wick.zeros(2).requires_grad_(True)
