@@ -5,12 +5,13 @@ decoder-only Transformer (causal self-attention) by default, or an LSTM (--model
     /usr/bin/python3 examples/train_charlm.py                 # Transformer, 3 epochs
     /usr/bin/python3 examples/train_charlm.py --model lstm
 
-It is a plain PyTorch script written against wick: change the imports to `import torch as wick`
-and `from torch import nn` and it runs on PyTorch (benchmarks/bench_charlm.py does exactly that,
-to compare tokens/s on the same model). The validation loss is set beside a unigram baseline (the
-loss of predicting every character from its frequency in the training text), so what the model
-learned beyond letter frequencies is visible. Every epoch appends a row to the metrics CSV and
-redraws an SVG chart of the curves.
+examples/train_charlm.cpp is the same program in C++: with one --seed both report the same
+losses (tests/python/test_charlm_twins.py). It is a plain PyTorch script written against wick:
+change the imports to `import torch as wick` and `from torch import nn` and it runs on PyTorch
+(benchmarks/bench_charlm.py does exactly that, to compare tokens/s on the same model). The
+validation loss is set beside a unigram baseline (the loss of predicting every character from its
+frequency in the training text), so what the model learned beyond letter frequencies is visible.
+Every epoch appends a row to the metrics CSV and redraws an SVG chart of the curves.
 """
 
 import argparse
@@ -146,9 +147,12 @@ def main():
     parser.add_argument("--metrics", default="runs/charlm_metrics_py.csv")
     parser.add_argument("--chart", default="runs/charlm_py.svg")
     args = parser.parse_args()
+    # parser.error: one line and exit status 2, as the C++ twin ends on a bad argument.
     for name in ("epochs", "steps", "batch_size", "context", "d_model", "layers"):
         if getattr(args, name) <= 0:
-            raise SystemExit(f"[train_charlm] --{name.replace('_', '-')} must be positive")
+            parser.error(f"[train_charlm] --{name.replace('_', '-')} must be positive")
+    if not os.path.isfile(args.text):
+        parser.error(f"[train_charlm] cannot read --text {args.text}")
     if args.device == "cuda" and not wick.cuda.is_available():
         raise SystemExit("[train_charlm] --device cuda: no CUDA device is available")
 
