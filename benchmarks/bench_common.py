@@ -54,3 +54,10 @@ def median_ms(fn, repeats):
         fn()
         times.append(time.perf_counter() - start)
     return 1e3 * statistics.median(times)
+
+
+def current_torch_python():
+    """The Python of .venv-bench (scripts/setup.sh --bench), which has a current PyTorch 2.x from
+    PyPI: the second reference, run in its own process. None when it is not installed."""
+    python = os.environ.get("WICK_TORCH2_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python"))
+    return python if os.access(python, os.X_OK) else None

@@ -2,7 +2,18 @@
 # Installs the Debian packages wick needs to build, test and benchmark, then the Python packages
 # Debian does not ship into .venv (hypothesis, for the property tests). Idempotent: packages
 # already present are left alone, and apt and pip run only when something is missing.
+#
+#   bash scripts/setup.sh           # what the build, the tests and CI need
+#   bash scripts/setup.sh --bench   # and a current PyTorch 2.x from PyPI in .venv-bench (~5 GiB
+#                                   # with its CUDA libraries): the benchmarks' second reference
 set -euo pipefail
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    *) echo "setup: unknown option $arg (expected --bench)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ccache clang-format  # toolchain, compiler cache, formatting check
@@ -50,4 +61,17 @@ if ! .venv/bin/python -c "import hypothesis" 2>/dev/null; then
   .venv/bin/python -m pip install -q "${pip_packages[@]}"
 else
   echo "setup: .venv has ${pip_packages[*]}"
+fi
+
+# .venv-bench: a current PyTorch 2.x, only on request. It is kept apart from .venv because the
+# tests compare against Debian's PyTorch 1.13, which a pip-installed torch would shadow there.
+if [ "$bench" = 1 ]; then
+  if [ ! -x .venv-bench/bin/python ]; then
+    /usr/bin/python3 -m venv --system-site-packages .venv-bench
+  fi
+  if ! .venv-bench/bin/python -c "import torch, sys; sys.exit(int(torch.__version__.split('.')[0]) < 2)" 2>/dev/null; then
+    echo "setup: pip-installing a current torch into .venv-bench"
+    .venv-bench/bin/python -m pip install -q "torch>=2"
+  fi
+  echo "setup: .venv-bench has torch $(.venv-bench/bin/python -c 'import torch; print(torch.__version__)')"
 fi
