@@ -142,6 +142,8 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
   threads = omp_get_max_threads();
 #endif
   // Each thread sums its images' weight gradients into its own buffer; they are added at the end.
+  // The images are dealt out statically (a fixed block per thread), so with a given thread count
+  // every run adds the same numbers in the same order: the same seed gives the same training run.
   using Acc = compute_t<T>;  // float32 for the 16-bit types
   std::vector<std::vector<Acc>> partial_dw(grad_weight.defined() ? threads : 0,
                                            std::vector<Acc>(s.o * kg, Acc(0)));
@@ -153,7 +155,7 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
 #endif
     std::vector<T> cols(s.rows() * L);
     std::vector<Acc> image_acc(std::is_same_v<T, Acc> ? 0 : s.c * s.h * s.w);
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(static)
     for (int64_t n = 0; n < s.n; ++n) {
       const T* dyn = dy + n * s.o * L;
       if (grad_weight.defined()) {

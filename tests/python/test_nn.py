@@ -298,3 +298,23 @@ def test_clip_grad_norm():
     assert p.grad.tolist() == pytest.approx([0.6, 0.8], rel=1e-5)
     nn.utils.clip_grad_norm_(p, 0.1, norm_type="inf")
     assert p.grad.abs().max().item() == pytest.approx(0.1, rel=1e-4)
+
+
+def test_conv2d_backward_is_reproducible():
+    """With a fixed thread count, the same inputs give bit-identical gradients on every run, so
+    one seed gives one training run (the weight gradient is summed over images by threads; they
+    must always sum the same images in the same order)."""
+    threads = wick.get_num_threads()
+    wick.set_num_threads(max(threads, 2))
+    try:
+        wick.manual_seed(0)
+        x, w = wick.randn(24, 8, 12, 12), wick.randn(16, 8, 3, 3)
+        grads = []
+        for _ in range(6):
+            wi = w.clone().requires_grad_()
+            F.conv2d(x, wi, padding=1).pow(2).sum().backward()
+            grads.append(wi.grad.numpy())
+    finally:
+        wick.set_num_threads(threads)
+    for g in grads[1:]:
+        np.testing.assert_array_equal(g, grads[0])
