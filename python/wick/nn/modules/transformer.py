@@ -37,25 +37,46 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-class TransformerEncoderLayer(Module):
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
-                 dtype=None):
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: self-attention, a second attention over the
+    encoder's output (the decoder only), the feed-forward block, and one layer norm and one
+    dropout per block. Submodules are registered in PyTorch's order, so state_dict keys match."""
+
+    def __init__(self, blocks, d_model, nhead, dim_feedforward, dropout, activation,
+                 layer_norm_eps, batch_first, norm_first, device, dtype):
         super().__init__()
-        name = type(self).__name__
-        _args.size(name, "dim_feedforward", dim_feedforward, 1)
+        _args.size(type(self).__name__, "dim_feedforward", dim_feedforward, 1)
         factory = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
                                             batch_first=batch_first, **factory)
+        if blocks == 3:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                     batch_first=batch_first, **factory)
         self.linear1 = Linear(d_model, dim_feedforward, **factory)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, **factory)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, **factory))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _feed_forward(self, x):
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
+                 dtype=None):
+        super().__init__(2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                         batch_first, norm_first, device, dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         _check_causal_hint(type(self).__name__, is_causal, src_mask, "src_mask")
@@ -66,13 +87,8 @@ class TransformerEncoderLayer(Module):
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
         return self.norm2(x + self._ff_block(x))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self._feed_forward(x))
 
 
 class TransformerEncoder(Module):
@@ -95,31 +111,15 @@ class TransformerEncoder(Module):
         return output
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention over the target, attention from the target to the encoder's output
     (memory), then the feed-forward block; each with a residual connection and layer norm."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
                  dtype=None):
-        super().__init__()
-        _args.size(type(self).__name__, "dim_feedforward", dim_feedforward, 1)
-        factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, **factory)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(3, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                         batch_first, norm_first, device, dtype)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -135,18 +135,13 @@ class TransformerDecoderLayer(Module):
         x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
         return self.norm3(x + self._ff_block(x))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, memory, attn_mask, key_padding_mask):
         x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask,
                                 key_padding_mask=key_padding_mask, need_weights=False)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self._feed_forward(x))
 
 
 class TransformerDecoder(Module):
