@@ -7,6 +7,7 @@
 #include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "nn/serialization.h"
+#include "nn/transformer.h"
 #include "tests/cpp/test_util.h"
 
 namespace wick {
@@ -190,6 +191,37 @@ TEST(Reference, SchedulesMatchPyTorch) {
     expect_close(tensor(lrs), fixture("schedule_" + name + ".lr"), 1e-9, 1e-9);
     expect_close(tensor(momenta), fixture("schedule_" + name + ".momentum"), 1e-9, 1e-9);
   }
+}
+
+// A module case: load the recorded parameters, run `call` on the recorded inputs, compare the
+// output and the gradients of the inputs and of every parameter.
+void check_module(const std::string& name, nn::Module& module, int inputs,
+                  const std::function<Tensor(const TensorList&)>& call) {
+  SCOPED_TRACE(name);
+  module.to(kFloat64);
+  StateDict state;
+  for (const auto& [key, value] : module.state_dict()) state[key] = fixture(name + ".param." + key);
+  module.load_state_dict(state);
+  check(name, inputs, call, 1e-9);
+  for (const auto& [key, p] : module.named_parameters()) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(p.grad().defined());
+    expect_close(p.grad(), fixture(name + ".pgrad." + key), 1e-9, 1e-9);
+  }
+}
+
+TEST(Reference, TransformerDecoderAndEncoderDecoder) {
+  Tensor causal = fixture("decoder_layer.tgt_mask");
+  nn::TransformerDecoderLayer layer(8, 2, 12, 0.0, "relu", 1e-5, /*batch_first=*/true);
+  check_module("decoder_layer", layer, 2,
+               [&](const TensorList& t) { return layer.forward(t[0], t[1], causal); });
+  nn::TransformerDecoderLayer norm_first(8, 2, 12, 0.0, "gelu", 1e-5, false, /*norm_first=*/true);
+  check_module("decoder_layer_norm_first_gelu", norm_first, 2,
+               [&](const TensorList& t) { return norm_first.forward(t[0], t[1]); });
+  nn::Transformer transformer(8, 2, 2, 2, 12, 0.0);
+  check_module("transformer", transformer, 2, [&](const TensorList& t) {
+    return transformer.forward(t[0], t[1], Tensor(), causal);
+  });
 }
 
 }  // namespace
