@@ -17,14 +17,21 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     if (p.grad().defined()) grads.push_back(p.grad());
   }
   if (grads.empty()) return zeros({});
-  // Accumulate in float64 so that many small gradients do not lose precision.
+  // Accumulate the total in float64 so that many small gradients do not lose precision. The
+  // common orders (2, inf) take each gradient's norm in its own dtype, as PyTorch does: a
+  // float64 copy of a large gradient would cost more than the whole optimizer step.
   double total = 0;
   for (const Tensor& g : grads) {
-    Tensor a = abs(g.to(kFloat64));
+    if (g.numel() == 0) continue;
     if (std::isinf(norm_type)) {
-      total = std::max(total, a.numel() ? a.max().item<double>() : 0.0);
+      total = std::max(total, amax(abs(g)).item<double>());
+    } else if (norm_type == 2.0) {
+      // A 16-bit norm overflows at 65504; a float32 copy is half the size of a float64 one.
+      bool low = g.dtype() == kFloat16 || g.dtype() == kBFloat16;
+      double n = norm(low ? g.to(kFloat32) : g).item<double>();
+      total += n * n;
     } else {
-      total += pow(a, norm_type).sum().item<double>();
+      total += pow(abs(g.to(kFloat64)), norm_type).sum().item<double>();
     }
   }
   if (!std::isinf(norm_type)) total = std::pow(total, 1.0 / norm_type);

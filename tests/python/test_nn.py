@@ -318,3 +318,14 @@ def test_conv2d_backward_is_reproducible():
         wick.set_num_threads(threads)
     for g in grads[1:]:
         np.testing.assert_array_equal(g, grads[0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_clip_grad_norm_of_16_bit_gradients_does_not_overflow(dtype):
+    """Each 2-norm is taken in float32 for 16-bit gradients: 400 values of 300 have a sum of
+    squares (36e6) far past float16's largest value (65504), yet a norm of 6000."""
+    p = nn.Parameter(wick.zeros(400, dtype=getattr(wick, dtype)))
+    p.grad = wick.full((400,), 300.0, dtype=getattr(wick, dtype))
+    total = nn.utils.clip_grad_norm_([p], max_norm=60.0)
+    assert total.item() == pytest.approx(6000.0, rel=1e-2)  # returned in the gradients dtype
+    assert p.grad.float().numpy() == pytest.approx(np.full(400, 3.0), rel=1e-2)
