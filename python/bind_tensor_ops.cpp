@@ -253,34 +253,41 @@ void bind_operators(py::class_<Tensor>& cls) {
       });
 }
 
+// self += alpha * other (-= with subtract), in place. A tensor `other` costs one product (none
+// when alpha is 1) and one in-place add; computing self + alpha * other and copying it back
+// would allocate and fill two more tensors of self's size, which for a large parameter (an
+// embedding's weight in an SGD step written by hand) costs far more than the arithmetic.
+py::object add_inplace(py::object self, py::handle other, const Scalar& alpha, bool subtract,
+                       const char* op) {
+  Tensor& t = self.cast<Tensor&>();
+  if (const Tensor* o = try_tensor(other)) {
+    Tensor addend = alpha.to_double() == 1.0 ? *o : *o * alpha;
+    if (subtract) {
+      t.sub_(addend);
+    } else {
+      t.add_(addend);
+    }
+    return self;
+  }
+  check_operand_overlap(t, other, op);
+  return assign(self, scaled(t, other, alpha, subtract), op);
+}
+
 void bind_inplace(py::class_<Tensor>& cls) {
   auto self_arg = [](py::object self) -> Tensor& { return self.cast<Tensor&>(); };
+  auto alpha_or_one = [](py::handle alpha) {
+    return alpha.is_none() ? 1 : to_scalar(alpha, "alpha");
+  };
   cls.def(
          "add_",
-         [self_arg](py::object self, py::handle other, py::handle alpha) {
-           Tensor& t = self_arg(self);
-           if (const Tensor* o = try_tensor(other); o && alpha.is_none()) {
-             t.add_(*o);
-             return self;
-           }
-           check_operand_overlap(t, other, "add_");
-           return assign(self,
-                         scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), false),
-                         "add_");
+         [alpha_or_one](py::object self, py::handle other, py::handle alpha) {
+           return add_inplace(self, other, alpha_or_one(alpha), false, "add_");
          },
          py::arg("other"), py::kw_only(), py::arg("alpha") = py::none())
       .def(
           "sub_",
-          [self_arg](py::object self, py::handle other, py::handle alpha) {
-            Tensor& t = self_arg(self);
-            if (const Tensor* o = try_tensor(other); o && alpha.is_none()) {
-              t.sub_(*o);
-              return self;
-            }
-            check_operand_overlap(t, other, "sub_");
-            return assign(self,
-                          scaled(t, other, alpha.is_none() ? 1 : to_scalar(alpha, "alpha"), true),
-                          "sub_");
+          [alpha_or_one](py::object self, py::handle other, py::handle alpha) {
+            return add_inplace(self, other, alpha_or_one(alpha), true, "sub_");
           },
           py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
   for (bool subtract : {false, true}) {
@@ -289,9 +296,7 @@ void bind_inplace(py::class_<Tensor>& cls) {
         op,
         [op, subtract](py::object self, py::handle alpha, const Tensor& other) {
           warn_deprecated_alpha_first(op);
-          Tensor& t = self.cast<Tensor&>();
-          check_operand_overlap(t, py::cast(other), op);
-          return assign(self, scaled(t, py::cast(other), to_scalar(alpha, "alpha"), subtract), op);
+          return add_inplace(self, py::cast(other), to_scalar(alpha, "alpha"), subtract, op);
         },
         py::arg("alpha"), py::arg("other"));
   }
