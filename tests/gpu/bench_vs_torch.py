@@ -23,12 +23,12 @@ if not os.path.isabs(BUILD):
     BUILD = os.path.join(ROOT, BUILD)
 sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(BUILD, "python")]
 
-import wick  # noqa: E402
-
 try:
-    import torch
+    import torch  # before wick: Note [torch before wick] in tests/gpu/python/conftest.py
 except ImportError:
     torch = None
+
+import wick  # noqa: E402
 
 
 def timed_ms(lib, fn, iters):

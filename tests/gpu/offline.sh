@@ -11,6 +11,17 @@ offline_unpack() {
     [ -e "$deb" ] || continue
     dpkg -x "$deb" "$prefix"
   done
+  # A package's symbolic links may be absolute (zlib1g-dev's libz.so points at
+  # /lib/x86_64-linux-gnu/libz.so.1.2.13): in the prefix they lead to the host's files or to
+  # nothing, and CMake then settles for the static libz.a, which cannot be linked into
+  # libwick.so. They are pointed at the prefix's own copy instead.
+  local link target
+  while IFS= read -r -d '' link; do
+    target=$(readlink "$link")
+    case "$target" in
+      /*) if [ -e "$prefix$target" ]; then ln -sfn "$prefix$target" "$link"; fi ;;
+    esac
+  done < <(find "$prefix" -type l -print0)
   for whl in "$set"/wheels/*.whl; do
     [ -e "$whl" ] || continue
     case "$(basename "$whl")" in

@@ -230,13 +230,17 @@ gtest_step gpu_tests 300 "$build/tests/gpu/wick_gpu_tests"
 [ "$nccl" = ON ] && gtest_step nccl_tests 120 "$build/tests/wick_gpu_nccl_tests"
 if [ -z "$quick" ]; then
   if command -v compute-sanitizer >/dev/null; then
-    # Every GPU test but the 2**31-element one (minutes under memcheck), then the NCCL tests.
+    # Every GPU test but the 2**31-element one (minutes under memcheck) and the out-of-memory one
+    # (its failed cudaMalloc calls are on purpose, and memcheck counts them), then the NCCL tests.
     run_step sanitizer 240 compute-sanitizer --tool memcheck --error-exitcode 99 \
       --print-limit 20 "$build/tests/gpu/wick_gpu_tests" --gtest_brief=1 \
-      --gtest_filter='-*OverTwoToTheThirtyOne*'
+      --gtest_filter='-*OverTwoToTheThirtyOne*:*OutOfMemory*'
     rc=$?
     if [ "$nccl" = ON ]; then
-      timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 \
+      # NCCL probes its kernels with cudaFuncGetAttributes and gets "no kernel image" for the
+      # architectures its build lacks (8 API errors inside libnccl on an H200, none from wick);
+      # API errors are not reported here, memory errors still are.
+      timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 --report-api-errors no \
         "$build/tests/wick_gpu_nccl_tests" --gtest_brief=1 >>"$out/sanitizer.log" 2>&1 || rc=$?
     fi
     errors=$(grep -E 'ERROR SUMMARY: [0-9]+' "$out/sanitizer.log" | tr '\n' ' ')

@@ -297,7 +297,7 @@ TEST_F(GpuTest, SoftmaxAndLogSoftmax) {
 // ---- indexing ----
 
 TEST_F(GpuTest, IndexSelectGatherScatterAdd) {
-  Tensor index = tensor(std::vector<int64_t>{2, 0, -1, 2});
+  Tensor index = tensor(std::vector<int64_t>{2, 0, 1, 2});  // repeats; negatives are refused
   for (DType d : kAll) {
     Tensor x = sample({3, 4, 5}, d);
     for (int64_t dim : {0, 1, 2}) {
@@ -307,10 +307,12 @@ TEST_F(GpuTest, IndexSelectGatherScatterAdd) {
     }
   }
   Generator g(5);
-  Tensor gidx = randint(0, 4, {3, 6, 5}, kInt64, g);
+  // gather: index no larger than the input outside `dim` (PyTorch's rule), any length along it.
+  Tensor gather_idx = randint(0, 5, {3, 4, 6}, kInt64, g);
   expect_gpu_matches_cpu("gather",
                          [](const Inputs& in) { return gather(in[0].transpose(1, 2), 2, in[1]); },
-                         {floats({3, 5, 4}, kFloat32), gidx}, {0, 0});
+                         {floats({3, 5, 4}, kFloat32), gather_idx}, {0, 0});
+  Tensor gidx = randint(0, 4, {3, 6, 5}, kInt64, g);
   for (DType d : {kFloat32, kFloat64, kFloat16, kInt64, kInt32, kUInt8}) {
     Tensor self = sample({3, 4, 5}, d), src = sample({3, 6, 5}, d, 2);
     expect_gpu_matches_cpu(
@@ -324,6 +326,13 @@ TEST_F(GpuTest, IndexSelectGatherScatterAdd) {
         index_select(ones({3, 4}, gpu()), 0, bad);
       },
       "index 7 is out of bounds for dimension 0 with size 3");
+  // index_select does not count from the end (PyTorch's rule), on the GPU as on the CPU.
+  Tensor negative = tensor(std::vector<int64_t>{0, -1}).to(gpu());
+  testing::expect_error<std::out_of_range>(
+      [&] {
+        index_select(ones({3, 4}, gpu()), 0, negative);
+      },
+      "index -1 is out of bounds for dimension 0 with size 3");
   // The device is still usable after the error (no poisoned CUDA context).
   testing::expect_close((ones({2}, gpu()) * 2).cpu(), full({2}, 2.0), 0, 0);
 }

@@ -10,3 +10,15 @@ if not os.path.isabs(BUILD):
     BUILD = os.path.join(ROOT, BUILD)
 if os.path.isdir(os.path.join(BUILD, "python", "wick")):
     sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(BUILD, "python")]
+
+# Note [torch before wick]: PyTorch's wheel carries its own CUDA libraries (cudart, cuBLAS, NCCL)
+# under the same sonames as the toolkit's that wick links. The dynamic loader serves a soname
+# from whichever copy was loaded first, so with wick first PyTorch gets the toolkit's or the
+# system's copies: an older NCCL lacks symbols it needs (ImportError: undefined symbol
+# ncclCommResume, seen with PyPI's torch 2.15 here), and on the GPU machine importing torch after
+# wick aborted (free(): invalid pointer) or crashed later. With torch first, wick is served
+# PyTorch's copies, of the same major version it was built for.
+try:
+    import torch  # noqa: F401,E402
+except ImportError:
+    pass
