@@ -101,8 +101,9 @@ F = lambda m: m.nn.functional  # noqa: E731
 
 
 def sdpa(m, q, k, v, is_causal=False):
-    """PyTorch 1.13 has no scaled_dot_product_attention: its reference is the explicit formula."""
-    if m is wick:
+    """PyTorch 1.13 has no scaled_dot_product_attention: its reference is the explicit formula.
+    (m may also be wick on a device: tests/gpu/python/test_gpu_op_table.py's OnDevice.)"""
+    if m is not torch:
         return F(m).scaled_dot_product_attention(q, k, v, is_causal=is_causal)
     scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
     if is_causal:
