@@ -1,6 +1,7 @@
 """torch.nn's Transformer family: TransformerEncoderLayer, TransformerEncoder,
 TransformerDecoderLayer, TransformerDecoder and the encoder-decoder Transformer, with PyTorch's
-submodule names, so a torch state_dict loads as it is (self_attn.in_proj_weight, linear1.weight, decoder.layers.0.norm3...).
+submodule names, so a torch state_dict loads as it is (self_attn.in_proj_weight, linear1.weight,
+decoder.layers.0.norm3...).
 
 The is_causal arguments of PyTorch 2.x are hints that the mask given is the causal one (PyTorch may
 then pick a faster kernel); the mask is what counts, so wick accepts the hint and uses the mask,
