@@ -110,3 +110,27 @@ def multihead_attention(x, in_proj_weight, in_proj_bias, out_proj_weight, out_pr
     out = attention(q, k, v, causal).transpose(1, 2).reshape(B, L, E)
     return out @ out_proj_weight.t() + out_proj_bias
     # END SOLUTION
+
+
+def decoder_layer(x, memory, layer, num_heads):
+    """One step of nn.TransformerDecoderLayer (batch_first, post-norm, ReLU, no dropout), on
+    `layer`'s own parameters: causal self-attention over the target x [B, T, E] (your
+    multihead_attention); then cross-attention, whose queries come from x but whose keys and
+    values come from the encoder's output memory [B, S, E], with no mask; then the feed-forward
+    block. Each block is added to its input and layer-normalised (layer.norm1, norm2, norm3)."""
+    # BEGIN SOLUTION: cross-attention: q = x W_q^T, (k, v) = memory (W_k, W_v)^T from multihead_attn.in_proj_*; attention per head
+    sa, ca = layer.self_attn, layer.multihead_attn
+    x = layer.norm1(x + multihead_attention(x, sa.in_proj_weight, sa.in_proj_bias,
+                                            sa.out_proj.weight, sa.out_proj.bias, num_heads,
+                                            causal=True))
+    B, T, E = x.shape
+    head = E // num_heads
+    w_q, w_kv = ca.in_proj_weight[:E], ca.in_proj_weight[E:]
+    b_q, b_kv = ca.in_proj_bias[:E], ca.in_proj_bias[E:]
+    q = (x @ w_q.t() + b_q).reshape(B, T, num_heads, head).transpose(1, 2)
+    k, v = (memory @ w_kv.t() + b_kv).chunk(2, -1)
+    k, v = (t.reshape(B, -1, num_heads, head).transpose(1, 2) for t in (k, v))
+    cross = attention(q, k, v).transpose(1, 2).reshape(B, T, E)
+    x = layer.norm2(x + cross @ ca.out_proj.weight.t() + ca.out_proj.bias)
+    return layer.norm3(x + layer.linear2(layer.linear1(x).relu()))
+    # END SOLUTION

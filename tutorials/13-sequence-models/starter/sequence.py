@@ -61,3 +61,13 @@ def multihead_attention(x, in_proj_weight, in_proj_bias, out_proj_weight, out_pr
     attend per head (your attention()), merge the heads and apply the output projection."""
     # TODO(13): multihead_attention: qkv = x @ W_in^T + b_in; chunk 3; reshape [B, L, h, E/h] -> [B, h, L, E/h]
     raise NotImplementedError("multihead_attention: qkv = x @ W_in^T + b_in; chunk 3; reshape [B, L, h, E/h] -> [B, h, L, E/h]")
+
+
+def decoder_layer(x, memory, layer, num_heads):
+    """One step of nn.TransformerDecoderLayer (batch_first, post-norm, ReLU, no dropout), on
+    `layer`'s own parameters: causal self-attention over the target x [B, T, E] (your
+    multihead_attention); then cross-attention, whose queries come from x but whose keys and
+    values come from the encoder's output memory [B, S, E], with no mask; then the feed-forward
+    block. Each block is added to its input and layer-normalised (layer.norm1, norm2, norm3)."""
+    # TODO(13): decoder_layer: cross-attention: q = x W_q^T, (k, v) = memory (W_k, W_v)^T from multihead_attn.in_proj_*; attention per head
+    raise NotImplementedError("decoder_layer: cross-attention: q = x W_q^T, (k, v) = memory (W_k, W_v)^T from multihead_attn.in_proj_*; attention per head")

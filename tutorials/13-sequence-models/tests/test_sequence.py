@@ -2,7 +2,8 @@
 nn.LSTMCell, nn.GRUCell and nn.LSTM on the same weights (and PyTorch's); attention against
 scaled_dot_product_attention, causal and not; the blocked online-softmax attention against the
 plain one, with the memory it never allocates; multi-head attention against
-nn.MultiheadAttention."""
+nn.MultiheadAttention; a decoder layer (self- and cross-attention) against
+nn.TransformerDecoderLayer."""
 
 import time
 
@@ -124,3 +125,23 @@ def test_multihead_attention_matches_nn_multihead_attention():
         got = L.multihead_attention(x, mha.in_proj_weight, mha.in_proj_bias,
                                     mha.out_proj.weight, mha.out_proj.bias, heads, causal)
         close(got, ref)
+
+
+def test_decoder_layer_matches_nn_transformer_decoder_layer():
+    """Self-attention (causal) over the target, cross-attention to the encoder's output, the
+    feed-forward block: against wick's and PyTorch's TransformerDecoderLayer on one set of
+    weights."""
+    B, T, S, E, heads = 2, 5, 7, 12, 3
+    layer = wick.nn.TransformerDecoderLayer(E, heads, 24, dropout=0.0, batch_first=True).double()
+    reference = torch.nn.TransformerDecoderLayer(E, heads, 24, dropout=0.0,
+                                                 batch_first=True).double()
+    reference.load_state_dict({k: torch.tensor(v.detach().numpy())
+                               for k, v in layer.state_dict().items()})
+    x, memory = weights(11, (B, T, E), (B, S, E))
+    causal = wick.nn.Transformer.generate_square_subsequent_mask(T).double()
+    got = L.decoder_layer(wick.tensor(x), wick.tensor(memory), layer, heads)
+    close(got, layer(wick.tensor(x), wick.tensor(memory), tgt_mask=causal))
+    expected = reference(torch.tensor(x), torch.tensor(memory),
+                         tgt_mask=torch.tensor(causal.numpy()))
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-10,
+                               atol=1e-10)
