@@ -30,6 +30,7 @@ packages=(
   libdlpack-dev                              # DLPack ABI header: zero-copy tensor exchange
   python3-numpy python3-pytest               # Python tests (tests/python)
   python3-torch                              # PyTorch: the reference the Python tests compare to
+  python3-torchvision                        # torchvision: the reference for wick.models
   python3-pip python3-setuptools python3-wheel python3-venv  # pip install . (setup.py)
   python3-nbconvert python3-nbclient python3-ipykernel     # tutorials: notebooks run in CI
 )
