@@ -20,6 +20,7 @@
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/lr_scheduler.h"
+#include "nn/models/resnet.h"  // wick::models: ResNets
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/optim.h"
