@@ -329,3 +329,18 @@ def test_clip_grad_norm_of_16_bit_gradients_does_not_overflow(dtype):
     total = nn.utils.clip_grad_norm_([p], max_norm=60.0)
     assert total.item() == pytest.approx(6000.0, rel=1e-2)  # returned in the gradients dtype
     assert p.grad.float().numpy() == pytest.approx(np.full(400, 3.0), rel=1e-2)
+
+
+@needs_torch
+def test_conv2d_with_fewer_images_than_threads_matches_torch():
+    """Batch 1 on 2 threads takes the other path of Note [threads over images or inside the
+    GEMM]: images one at a time, each GEMM split over the threads."""
+    threads = wick.get_num_threads()
+    wick.set_num_threads(max(threads, 2))
+    try:
+        check(lambda m, x, w, b: m.nn.functional.conv2d(x, w, b, stride=2, padding=1, groups=2),
+              [(1, 4, 9, 8), (6, 2, 3, 3), (6,)])
+        check(lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1), [(1, 3, 70, 70),
+                                                                          (16, 3, 3, 3)])
+    finally:
+        wick.set_num_threads(threads)
