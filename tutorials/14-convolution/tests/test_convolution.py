@@ -1,0 +1,89 @@
+"""Lab 14's graded tests: im2col against F.unfold; the im2col, direct and Winograd convolutions
+against F.conv2d (outputs and the gradients of input, weight and bias, float64) and against
+PyTorch; then, at a ResNet-20 layer's shape, each one's time, the patch matrix's size and
+Winograd's multiplications and float32 error."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+import wick
+from labkit import figure, impl
+
+L = impl(__file__, "convolution")
+F = wick.nn.functional
+CONFIGS = [(1, 0), (1, 1), (2, 1), (2, 0)]  # (stride, padding)
+
+
+def tensors(seed, *shapes, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return [wick.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes]
+
+
+def compare_with_conv2d(fn, stride, padding, shape=(2, 3, 7, 6), seed=0):
+    """fn(x, w, b) against F.conv2d: the output and the three gradients, float64."""
+    x, w, b = tensors(seed, shape, (4, shape[1], 3, 3), (4,))
+    ref_inputs = [t.detach().clone().requires_grad_() for t in (x, w, b)]
+    got, ref = fn(x, w, b), F.conv2d(*ref_inputs, stride=stride, padding=padding)
+    np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-10)
+    upstream = wick.tensor(np.random.default_rng(seed + 1).standard_normal(tuple(ref.shape)))
+    (got * upstream).sum().backward()
+    (ref * upstream).sum().backward()
+    for mine, theirs in zip((x, w, b), ref_inputs):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-9)
+    expected = torch.nn.functional.conv2d(*(torch.tensor(t.detach().numpy()) for t in (x, w, b)),
+                                          stride=stride, padding=padding)
+    np.testing.assert_allclose(got.detach().numpy(), expected.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("stride,padding", CONFIGS)
+def test_im2col_matches_unfold(stride, padding):
+    (x,) = tensors(1, (2, 3, 7, 6))
+    for kh, kw in ((3, 3), (1, 1), (2, 3)):
+        np.testing.assert_array_equal(
+            L.im2col(x, kh, kw, stride, padding).detach().numpy(),
+            F.unfold(x, (kh, kw), padding=padding, stride=stride).detach().numpy())
+
+
+@pytest.mark.parametrize("stride,padding", CONFIGS)
+def test_im2col_convolution_matches_conv2d(stride, padding):
+    compare_with_conv2d(lambda x, w, b: L.conv2d_im2col(x, w, b, stride, padding), stride,
+                        padding)
+
+
+@pytest.mark.parametrize("stride,padding", CONFIGS)
+def test_direct_convolution_matches_conv2d(stride, padding):
+    compare_with_conv2d(lambda x, w, b: L.conv2d_direct(x, w, b, stride, padding), stride,
+                        padding)
+
+
+@pytest.mark.parametrize("padding", [0, 1])
+@pytest.mark.parametrize("shape", [(2, 3, 7, 6), (1, 5, 8, 8), (2, 2, 3, 3)])
+def test_winograd_matches_conv2d(padding, shape):
+    compare_with_conv2d(lambda x, w, b: L.conv2d_winograd(x, w, b, padding), 1, padding, shape)
+
+
+def test_the_three_algorithms_side_by_side():
+    """A ResNet-20 layer (32 channels, 16x16, 3x3, stride 1, padding 1), batch 16, float32."""
+    n, c, h = 16, 32, 16
+    x, w = (t.detach() for t in tensors(3, (n, c, h, h), (c, c, 3, 3), dtype=np.float32))
+    exact = F.conv2d(x.double(), w.double(), padding=1)
+    algorithms = {"library conv2d": lambda: F.conv2d(x, w, padding=1),
+                  "im2col + GEMM": lambda: L.conv2d_im2col(x, w, None, 1, 1),
+                  "direct": lambda: L.conv2d_direct(x, w, None, 1, 1),
+                  "Winograd F(2x2,3x3)": lambda: L.conv2d_winograd(x, w, None, 1)}
+    errors = {}
+    for name, run in algorithms.items():
+        with wick.no_grad():
+            out = run()
+            start = time.perf_counter()
+            for _ in range(3):
+                run()
+        figure(f"{name}, batch {n} (ms)", round((time.perf_counter() - start) / 3 * 1e3, 1))
+        errors[name] = float((out.double() - exact).abs().max())
+        assert errors[name] < 1e-3, (name, errors[name])
+    figure("im2col's patch matrix for the batch (MiB)", round(n * c * 9 * h * h * 4 / 2**20, 1))
+    figure("multiplications per output per channel: direct / Winograd", "9 / 4 (16 per 2x2 tile)")
+    figure("largest float32 error: direct / Winograd",
+           f"{errors['direct']:.1e} / {errors['Winograd F(2x2,3x3)']:.1e}")
