@@ -54,16 +54,10 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
                                                  int64_t dim_feedforward, double dropout_p,
                                                  Activation activation, double layer_norm_eps,
                                                  bool batch_first, bool norm_first)
-    : Module("TransformerEncoderLayer"),
-      d_model_(d_model),
-      nhead_(nhead),
-      dim_feedforward_(dim_feedforward),
-      dropout_p_(dropout_p),
-      layer_norm_eps_(layer_norm_eps),
-      activation_(std::move(activation)),
-      batch_first_(batch_first),
-      norm_first_(norm_first) {
-  check_value(static_cast<bool>(activation_), "TransformerEncoderLayer",
+    : Module("TransformerEncoderLayer"), config_{d_model,     nhead,          dim_feedforward,
+                                                 dropout_p,   layer_norm_eps, std::move(activation),
+                                                 batch_first, norm_first} {
+  check_value(static_cast<bool>(config_.activation), "TransformerEncoderLayer",
               "activation must be a function");
   // Registered in PyTorch's order, so state dicts list their keys the same way.
   self_attn = register_module(
@@ -85,10 +79,10 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const Tensor& src_mas
         self_attn->forward(x, x, x, src_key_padding_mask, /*need_weights=*/false, src_mask).first);
   };
   auto feed_forward_block = [&](const Tensor& x) {
-    return (*dropout2)(feed_forward(*linear1, *dropout, *linear2, activation_, x));
+    return (*dropout2)(feed_forward(*linear1, *dropout, *linear2, config_.activation, x));
   };
   Tensor x = src;
-  if (norm_first_) {
+  if (config_.norm_first) {
     x = x + self_attention((*norm1)(x));
     return x + feed_forward_block((*norm2)(x));
   }
@@ -97,8 +91,9 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const Tensor& src_mas
 }
 
 std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const {
-  return copy_without_drawing(*this, d_model_, nhead_, dim_feedforward_, dropout_p_, activation_,
-                              layer_norm_eps_, batch_first_, norm_first_);
+  const TransformerLayerConfig& c = config_;
+  return copy_without_drawing(*this, c.d_model, c.nhead, c.dim_feedforward, c.dropout, c.activation,
+                              c.layer_norm_eps, c.batch_first, c.norm_first);
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& encoder_layer,
@@ -134,16 +129,10 @@ TransformerDecoderLayer::TransformerDecoderLayer(int64_t d_model, int64_t nhead,
                                                  int64_t dim_feedforward, double dropout_p,
                                                  Activation activation, double layer_norm_eps,
                                                  bool batch_first, bool norm_first)
-    : Module("TransformerDecoderLayer"),
-      d_model_(d_model),
-      nhead_(nhead),
-      dim_feedforward_(dim_feedforward),
-      dropout_p_(dropout_p),
-      layer_norm_eps_(layer_norm_eps),
-      activation_(std::move(activation)),
-      batch_first_(batch_first),
-      norm_first_(norm_first) {
-  check_value(static_cast<bool>(activation_), "TransformerDecoderLayer",
+    : Module("TransformerDecoderLayer"), config_{d_model,     nhead,          dim_feedforward,
+                                                 dropout_p,   layer_norm_eps, std::move(activation),
+                                                 batch_first, norm_first} {
+  check_value(static_cast<bool>(config_.activation), "TransformerDecoderLayer",
               "activation must be a function");
   auto attention = [&] {
     return std::make_shared<MultiheadAttention>(d_model, nhead, dropout_p, true, false, false, 0, 0,
@@ -179,10 +168,10 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
                            .first);
   };
   auto feed_forward_block = [&](const Tensor& x) {
-    return (*dropout3)(feed_forward(*linear1, *dropout, *linear2, activation_, x));
+    return (*dropout3)(feed_forward(*linear1, *dropout, *linear2, config_.activation, x));
   };
   Tensor x = tgt;
-  if (norm_first_) {
+  if (config_.norm_first) {
     x = x + self_attention((*norm1)(x));
     x = x + memory_attention((*norm2)(x));
     return x + feed_forward_block((*norm3)(x));
@@ -193,8 +182,9 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
 }
 
 std::shared_ptr<TransformerDecoderLayer> TransformerDecoderLayer::clone() const {
-  return copy_without_drawing(*this, d_model_, nhead_, dim_feedforward_, dropout_p_, activation_,
-                              layer_norm_eps_, batch_first_, norm_first_);
+  const TransformerLayerConfig& c = config_;
+  return copy_without_drawing(*this, c.d_model, c.nhead, c.dim_feedforward, c.dropout, c.activation,
+                              c.layer_norm_eps, c.batch_first, c.norm_first);
 }
 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_layer,

@@ -19,6 +19,14 @@
 
 namespace wick::nn {
 
+// What a Transformer layer is built from, kept so that clone() builds an equal layer.
+struct TransformerLayerConfig {
+  int64_t d_model, nhead, dim_feedforward;
+  double dropout, layer_norm_eps;
+  std::function<Tensor(const Tensor&)> activation;
+  bool batch_first, norm_first;
+};
+
 class TransformerEncoderLayer : public Module {
  public:
   using Activation = std::function<Tensor(const Tensor&)>;
@@ -46,10 +54,7 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<LayerNorm> norm1, norm2;
 
  private:
-  int64_t d_model_, nhead_, dim_feedforward_;
-  double dropout_p_, layer_norm_eps_;
-  Activation activation_;
-  bool batch_first_, norm_first_;
+  TransformerLayerConfig config_;
 };
 
 class TransformerEncoder : public Module {
@@ -92,10 +97,7 @@ class TransformerDecoderLayer : public Module {
   std::shared_ptr<LayerNorm> norm1, norm2, norm3;
 
  private:
-  int64_t d_model_, nhead_, dim_feedforward_;
-  double dropout_p_, layer_norm_eps_;
-  Activation activation_;
-  bool batch_first_, norm_first_;
+  TransformerLayerConfig config_;
 };
 
 class TransformerDecoder : public Module {

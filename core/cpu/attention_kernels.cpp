@@ -37,22 +37,6 @@ namespace {
 constexpr int64_t kQueryTile = 64;
 constexpr int64_t kKeyTile = 64;
 
-int thread_slot() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
-int max_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
 // Per-thread scratch from the host allocator, `per_thread` elements of C for each thread.
 template <class C>
 Tensor scratch(int64_t per_thread) {

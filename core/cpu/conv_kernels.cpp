@@ -105,36 +105,23 @@ void col2im(const T* cols, const ConvShape& s, const Conv2dParams& p, Acc* image
 // parallel region, and each GEMM splits its own work over every thread. (Inside an inactive
 // `omp parallel if (false)` region the GEMM's team would be a nested one, which libgomp starts
 // afresh each time while the main team's idle threads spin: slower than one thread.)
-// ResNet-18 at batch 1 on 2 threads: 69 ms before, 46 ms after (PyTorch 1.13: 26 ms).
+// ResNet-18 at batch 1 on 2 threads: 69 ms before, 39 ms after (PyTorch 1.13: 28 ms), measured
+// by benchmarks/resnet_vs_pytorch.py.
 template <class Body>
 void for_each_image(int64_t images, const Body& body) {
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
+  const int threads = max_threads();
   if (images < threads) {
     for (int64_t n = 0; n < images; ++n) body(n, 0);
     return;
   }
 #pragma omp parallel num_threads(threads)
   {
-    int t = 0;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-#endif
+    const int t = thread_slot();
     // Static: a fixed block of images per thread, so per-thread sums add up in the same order
     // on every run (the weight gradient below).
 #pragma omp for schedule(static)
     for (int64_t n = 0; n < images; ++n) body(n, t);
   }
-}
-
-int max_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
 }
 
 template <class T>

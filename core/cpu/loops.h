@@ -24,6 +24,24 @@
 namespace wick::cpu {
 
 // Below this many elements an elementwise op runs on one thread; thread start-up costs ~1-2 us.
+// The OpenMP team size a parallel region would get, and this thread's number in its team (1 and
+// 0 in a build without OpenMP): for per-thread scratch buffers.
+inline int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+inline int thread_slot() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
 constexpr int64_t kParallelGrain = 32768;
 
 // Calls f(begin, end) on disjoint chunks covering [0, n), in parallel when n > grain.
