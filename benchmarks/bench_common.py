@@ -1,7 +1,7 @@
 """What the Python benchmarks share: the source tree on sys.path, OpenBLAS told this processor's
-kernel before it loads (Debian's OpenBLAS does not recognise every CPU and falls back to its
-SSE3 kernel, which would make the reference look six times slower than it is), the kernel's
-name for the printout, and a median timer.
+kernel before it loads when its own detection falls back (Debian's OpenBLAS does not recognise
+every CPU and then uses its SSE3 kernel, which would make the reference look six times slower
+than it is), the kernel's name for the printout, and a median timer.
 
     import bench_common                  # first: it may re-execute the script (see below)
     bench_common.use_openblas_kernel()   # before numpy/torch are imported
@@ -29,9 +29,17 @@ def openblas_coretype():
     return None
 
 
+# The kernels OpenBLAS falls back to when its CPU detection does not recognise the processor.
+FALLBACK_CORES = {"Prescott", "Core2", "Penryn", "Nehalem", "Atom", "Dunnington"}
+
+
 def use_openblas_kernel():
-    """Sets OPENBLAS_CORETYPE and re-executes the script: OpenBLAS reads it once, when it loads."""
-    if "OPENBLAS_CORETYPE" not in os.environ and openblas_coretype():
+    """On a fallback kernel, sets OPENBLAS_CORETYPE to this processor's and re-executes the script
+    (OpenBLAS reads it once, when it loads). A kernel the detection recognised is kept: on a
+    Cooper Lake, say, OpenBLAS picks "Cooperlake" by itself."""
+    if "OPENBLAS_CORETYPE" in os.environ or not openblas_coretype():
+        return
+    if openblas_corename() in FALLBACK_CORES:
         os.environ["OPENBLAS_CORETYPE"] = openblas_coretype()
         os.execv(sys.executable, [sys.executable] + sys.argv)
 

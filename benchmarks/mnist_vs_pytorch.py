@@ -14,6 +14,9 @@ import os
 import subprocess
 import sys
 
+import bench_common  # first: it may re-execute the script with OPENBLAS_CORETYPE set
+from bench_common import openblas_corename
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -32,6 +35,9 @@ def run(command):
 
 
 def main():
+    # PyTorch 1.13's matmuls and convolutions run through OpenBLAS: give its process (which
+    # inherits the environment) this processor's kernel when OpenBLAS's detection falls back.
+    bench_common.use_openblas_kernel()
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
@@ -51,7 +57,8 @@ def main():
               f"PyTorch {torch['samples_per_second']:.0f} samples/s", flush=True)
 
     print(f"\nMNIST training, batch 64, Adam lr 1e-3, {args.epochs} epoch(s) of 8,000 digits, "
-          f"{args.threads} threads, {torch['framework']}")
+          f"{args.threads} threads, {torch['framework']}; OpenBLAS core {openblas_corename()} "
+          f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')})")
     print(f"{'model':6} {'wick samples/s':>15} {'PyTorch':>10} {'ratio':>7}   "
           f"{'peak RSS MiB (training growth)':>32}   {'test accuracy':>15}")
     for model, w, t in rows:
