@@ -122,7 +122,12 @@ ReplayResult replay(const std::vector<TraceEvent>& events, const std::string& po
       const TraceEvent& e = events[i];
       if (e.kind == TraceEvent::Alloc) {
         sizes[e.ptr] = e.size;
-        live += static_cast<int64_t>(e.size);
+        // Each size fits in int64 (read_trace checks), but a trace's live total need not:
+        // refuse it rather than overflow (found by tests/fuzz/fuzz_trace.cpp).
+        check_value(e.size <= static_cast<uint64_t>(INT64_MAX) &&
+                        !__builtin_add_overflow(live, static_cast<int64_t>(e.size), &live),
+                    "replay", "event ", i, ": the trace's live memory exceeds ", INT64_MAX,
+                    " bytes (an allocation of ", e.size, " bytes)");
       } else if (auto it = sizes.find(e.ptr); it != sizes.end()) {
         live -= static_cast<int64_t>(it->second);
         sizes.erase(it);

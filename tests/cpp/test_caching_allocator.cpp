@@ -674,6 +674,15 @@ TEST(AllocatorTrace, RejectsCorruptValuesNamingFileAndLine) {
   std::remove(path.c_str());
 }
 
+TEST(AllocatorTrace, ReplayRefusesALiveTotalPastInt64) {
+  // Each size is valid, their sum is not: found by tests/fuzz/fuzz_trace.cpp (signed overflow).
+  std::vector<TraceEvent> events(2);
+  events[0].ptr = 1, events[0].size = 4691236517119000000ull;
+  events[1].ptr = 2, events[1].size = 4691236517119000000ull;
+  testing::expect_error<std::invalid_argument>([&] { replay(events, "caching", 4 * GiB); },
+                                               "event 1: the trace's live memory exceeds");
+}
+
 TEST(AllocatorConfig, RejectsSizesThatOverflowAsBytes) {
   // 2**44 MiB is 2**64 bytes; these used to wrap (or silently mean "no limit").
   testing::expect_error<std::invalid_argument>(
