@@ -79,6 +79,25 @@ TEST(Models, CifarResNetLearnsASmallBatch) {
   EXPECT_LT(last, 0.5 * first);
 }
 
+// With one seed, wick::models and wick.models draw the same weights: the sums below are the
+// Python model's (tests/python/test_models.py checks the same numbers), so a train_resnet written
+// twice starts from one network.
+TEST(Models, SameSeedSameWeightsAsThePythonTwin) {
+  manual_seed(0);
+  auto model = resnet20();
+  double sum = 0, squares = 0;
+  for (const Tensor& p : model->parameters()) {
+    Tensor d = p.to(kFloat64);
+    sum += d.sum().item<double>();
+    squares += (d * d).sum().item<double>();
+  }
+  // Tolerances allow for a last-bit difference in a transcendental function across builds; a
+  // different draw would move these sums by whole units.
+  EXPECT_NEAR(sum, 699.0178180569837, 1e-6);
+  EXPECT_NEAR(squares, 1955.0462610848028, 1e-6);
+  EXPECT_NEAR(model->conv1->weight.to(kFloat64).sum().item<double>(), -1.9191569947870448, 1e-9);
+}
+
 TEST(Models, BadArgumentsNameTheModel) {
   testing::expect_error<std::invalid_argument>([] { CifarResNet(0); }, "CifarResNet");
   testing::expect_error<std::invalid_argument>(

@@ -81,6 +81,17 @@ def test_cifar_resnets_have_the_papers_depth_and_size(name, depth, params):
     assert tuple(out.shape) == (2, 10)
 
 
+def test_same_seed_same_weights_as_the_cpp_twin():
+    """The sums tests/cpp/test_models.cpp expects of wick::models::resnet20() after
+    manual_seed(0): the two languages build the same network from one seed."""
+    wick.manual_seed(0)
+    params = list(models.resnet20().parameters())
+    assert sum(float(p.double().sum()) for p in params) == pytest.approx(699.0178180569837,
+                                                                         abs=1e-6)
+    assert sum(float((p.double() ** 2).sum()) for p in params) == pytest.approx(
+        1955.0462610848028, abs=1e-6)
+
+
 def test_in_channels_and_num_classes():
     assert tuple(models.resnet20(in_channels=1, num_classes=7)(wick.randn(3, 1, 32, 32)).shape) \
         == (3, 7)
