@@ -2,11 +2,16 @@
 torchvision's state_dict keys, shapes and order, so torchvision's weights load and give the same
 logits; the CIFAR ResNets have the paper's depth and parameter count, and train."""
 
+import json
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
 import wick
 import wick.models as models
+from conftest import BUILD
 from reference import torch
 
 try:
@@ -58,6 +63,55 @@ def test_torchvision_weights_give_torchvisions_logits(name, size):
     with wick.no_grad():
         got = model(wick.tensor(x)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+CLASSIFY = os.path.join(BUILD, "examples", "classify_resnet")
+needs_classify = pytest.mark.skipif(not os.path.exists(CLASSIFY), reason=f"{CLASSIFY} not built")
+
+
+def classify(*args):
+    return subprocess.run([CLASSIFY, *args], capture_output=True, text=True, timeout=300)
+
+
+@needs_torchvision
+@needs_classify
+def test_cpp_model_loads_torchvision_weights_and_gives_its_logits(tmp_path):
+    """The C++ twin, examples/classify_resnet: torchvision's state_dict saved as safetensors
+    loads into wick::models::resnet18 by name, and its logits are torchvision's to 1e-4."""
+    reference = torchvision_model("resnet18", seed=3)
+    reference.train()
+    with torch.no_grad():
+        reference(torch.randn(4, 3, 64, 64, generator=torch.Generator().manual_seed(0)))
+    reference.eval()
+    weights, images = str(tmp_path / "resnet18.safetensors"), str(tmp_path / "x.safetensors")
+    wick.save({k: wick.tensor(v.numpy()) for k, v in reference.state_dict().items()}, weights)
+    x = np.random.default_rng(4).standard_normal((2, 3, 64, 64)).astype(np.float32)
+    wick.save({"input": wick.tensor(x)}, images)
+    done = classify("--weights", weights, "--input", images, "--json", "1")
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    with torch.no_grad():
+        expected = reference(torch.tensor(x)).numpy()
+    assert got["shape"] == [2, 1000]
+    np.testing.assert_allclose(np.array(got["logits"]).reshape(2, 1000), expected, rtol=1e-4,
+                               atol=1e-4)
+    assert f"image 1: class {int(expected[1].argmax())}" in done.stdout
+
+
+@needs_classify
+def test_cpp_classifier_refuses_bad_arguments_in_one_line(tmp_path):
+    weights = str(tmp_path / "w.safetensors")
+    wick.save(models.resnet20().state_dict(), weights)
+    for args, message in ((["--input", weights], "--weights and --input are required"),
+                          (["--model", "vgg", "--weights", weights, "--input", weights],
+                           "--model must be"),
+                          (["--model", "resnet18", "--weights", weights, "--input", weights],
+                           "conv1.weight"),
+                          (["--model", "resnet20", "--classes", "10", "--weights", weights,
+                            "--input", weights], "no tensor named")):
+        done = classify(*args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_initialisation_follows_torchvision():
