@@ -72,6 +72,27 @@ Tensor Normalize::operator()(const Tensor& input, Generator& /*generator*/) cons
   return (input - mean) / std;
 }
 
+namespace {
+Tensor zero_pad(const Tensor& input, int64_t padding) {
+  if (padding == 0) return input;
+  Shape shape = input.shape();
+  shape[shape.size() - 2] += 2 * padding;
+  shape[shape.size() - 1] += 2 * padding;
+  Tensor padded = zeros(shape, input.dtype());
+  padded.narrow(-2, padding, input.size(-2)).narrow(-1, padding, input.size(-1)).copy_(input);
+  return padded;
+}
+}  // namespace
+
+Pad::Pad(int64_t padding) : padding_(padding) {
+  check_value(padding >= 0, "Pad", "padding must be non-negative; got ", padding);
+}
+
+Tensor Pad::operator()(const Tensor& input, Generator&) const {
+  check_image("Pad", input, 2);
+  return zero_pad(input, padding_);
+}
+
 RandomCrop::RandomCrop(int64_t size, int64_t padding) : size_(size), padding_(padding) {
   check_value(size > 0, "RandomCrop", "size must be positive; got ", size);
   check_value(padding >= 0, "RandomCrop", "padding must be non-negative; got ", padding);
@@ -83,14 +104,7 @@ Tensor RandomCrop::operator()(const Tensor& input, Generator& generator) const {
   check_value(size_ <= height && size_ <= width, "RandomCrop", "crop size ", size_,
               " is larger than the padded image (", height, " x ", width, "); got shape ",
               input.shape(), " with padding ", padding_);
-  Tensor padded = input;
-  if (padding_ > 0) {
-    Shape shape = input.shape();
-    shape[shape.size() - 2] = height;
-    shape[shape.size() - 1] = width;
-    padded = zeros(shape, input.dtype());
-    padded.narrow(-2, padding_, input.size(-2)).narrow(-1, padding_, input.size(-1)).copy_(input);
-  }
+  Tensor padded = zero_pad(input, padding_);
   // Draw the row first, then the column, as torchvision does.
   int64_t top = uniform_int(generator, 0, height - size_ + 1);
   int64_t left = uniform_int(generator, 0, width - size_ + 1);

@@ -49,6 +49,17 @@ class Normalize {
   std::vector<double> mean_, std_;
 };
 
+// Pads the last two dims with `padding` zeros on every side (torchvision's Pad(padding) with its
+// default constant fill). Deterministic.
+class Pad {
+ public:
+  explicit Pad(int64_t padding);
+  Tensor operator()(const Tensor& input, Generator& generator) const;
+
+ private:
+  int64_t padding_;
+};
+
 // Pads the last two dims with `padding` zeros on every side, then cuts out a size x size window
 // at a uniformly random position (torchvision's RandomCrop(size, padding)).
 class RandomCrop {

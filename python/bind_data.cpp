@@ -94,6 +94,7 @@ void init_data(py::module_& root) {
   m.def("Normalize", [](std::vector<double> mean, std::vector<double> std) {
     return PyTransform{data::Normalize(std::move(mean), std::move(std))};
   });
+  m.def("Pad", [](int64_t padding) { return PyTransform{data::Pad(padding)}; });
   m.def("RandomCrop",
         [](int64_t size, int64_t padding) { return PyTransform{data::RandomCrop(size, padding)}; });
   m.def("RandomHorizontalFlip",

@@ -1,5 +1,5 @@
 """wick.transforms: image transforms in torchvision's style (Compose, ToTensor, Normalize,
-RandomCrop, RandomHorizontalFlip, Lambda). The built-in ones are C++ (data/transforms.h): a
+Pad, RandomCrop, RandomHorizontalFlip, Lambda). The built-in ones are C++ (data/transforms.h): a
 dataset whose transform is built only from them runs it on the C++ DataLoader's worker threads,
 seeded per example (Note [reproducible transforms]). Any other callable works too; the dataset
 then goes through the Python DataLoader."""
@@ -45,6 +45,24 @@ class Normalize(_CppTransform):
 
     def __repr__(self):
         return f"Normalize(mean={self.mean}, std={self.std})"
+
+
+class Pad(_CppTransform):
+    """Zero padding on every side of the last two dims (torchvision's Pad with an int padding
+    and the default constant fill)."""
+
+    def __init__(self, padding, fill=0, padding_mode="constant"):
+        if isinstance(padding, bool) or not isinstance(padding, int):
+            raise TypeError(f"Pad: only an int padding (the same on every side) is supported; "
+                            f"got {padding!r}")
+        if fill != 0 or padding_mode != "constant":
+            raise ValueError(f"Pad: only fill=0 with padding_mode='constant' is supported; got "
+                             f"fill={fill!r}, padding_mode={padding_mode!r}")
+        self.padding = padding
+        self._cpp = _data.Pad(padding)
+
+    def __repr__(self):
+        return f"Pad(padding={self.padding})"
 
 
 class RandomCrop(_CppTransform):

@@ -727,6 +727,18 @@ TEST(Transforms, RandomCropTakesEveryWindowOfThePaddedImage) {
   expect_error<std::invalid_argument>([&] { RandomCrop(6, 1)(x, g); }, "larger than the padded");
 }
 
+TEST(Transforms, PadSurroundsTheImageWithZeros) {
+  Tensor x = arange(1, 7, 1, kFloat32).reshape({1, 2, 3});
+  Generator g(0);
+  Tensor out = Pad(2)(x, g);
+  ASSERT_EQ(out.shape(), (Shape{1, 6, 7}));
+  EXPECT_EQ(out.narrow(1, 2, 2).narrow(2, 2, 3).to_vector<float>(), x.to_vector<float>());
+  EXPECT_EQ(out.abs().sum().item<float>(), x.sum().item<float>());  // everything else is zero
+  EXPECT_EQ(Pad(0)(x, g).to_vector<float>(), x.to_vector<float>());
+  expect_error<std::invalid_argument>([] { Pad(-1); }, "padding must be non-negative; got -1");
+  expect_error<std::invalid_argument>([&] { Pad(1)(arange(3), g); }, "Pad");
+}
+
 TEST(Transforms, RandomHorizontalFlip) {
   Tensor x = tensor({{1.0, 2.0, 3.0}});
   Generator g(0);

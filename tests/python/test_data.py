@@ -149,3 +149,25 @@ def test_builtin_dataset_with_a_python_sampler_and_workers():
     assert not seen[0] & seen[1] and len(seen[0] | seen[1]) == len(train)
     loader = DataLoader(train, batch_size=100, sampler=shards[0], num_workers=2)
     assert sum(x.shape[0] for x, _ in loader) == len(shards[0])
+
+
+def test_pad_matches_torchvision():
+    tv = pytest.importorskip("torchvision.transforms")
+    image = np.random.default_rng(0).random((1, 28, 28), dtype=np.float32)
+    ours = wick.transforms.Pad(2)(wick.tensor(image))
+    import torch
+
+    theirs = tv.Pad(2)(torch.from_numpy(image))
+    assert tuple(ours.shape) == (1, 32, 32)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert "Pad(padding=2)" in repr(wick.transforms.Compose([wick.transforms.Pad(2)]))
+
+
+@pytest.mark.parametrize("args,error,message", [
+    ((-1,), ValueError, "padding must be non-negative; got -1"),
+    (((1, 2),), TypeError, "only an int padding"),
+    ((1, 3), ValueError, "only fill=0"),
+])
+def test_pad_refuses_what_it_does_not_do(args, error, message):
+    with pytest.raises(error, match=message):
+        wick.transforms.Pad(*args)
