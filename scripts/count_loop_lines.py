@@ -6,9 +6,10 @@ A line counts when it holds code: blank lines, comments, docstrings, imports / #
 `using namespace` and the sys.path set-up that lets a script run from a source tree do not.
 Two figures per file: the whole file, and its training loop -
   - fit_mnist: the statements that make, compile, fit and evaluate the KerasModel;
-  - train_mnist: what those replace - the functions train_epoch and evaluate (and, in Python, the
-    ProgressBar class; the C++ one lives in examples/common/cli.cpp and is not counted) and the
-    epoch loop in main (with its metrics CSV, checkpoint saving and chart).
+  - train_mnist: what those replace - train_epoch and evaluate (and, in Python, the ProgressBar
+    class; the C++ one lives in examples/common/cli.cpp and is not counted) and the epoch loop
+    (with its metrics CSV, checkpoint saving and chart). Since train_resnet shares that loop it
+    lives in examples/common/trainer.cpp and training.py, which are counted with train_mnist.
 train_mnist also has flags, resuming, mixed precision and data-parallel training, which fit_mnist
 lacks: its whole-file figure counts them, and its loop figure counts the lines of the loop that
 serve them (autocast, the loss scaler, DDP's all-reduce and timeline).
@@ -58,25 +59,35 @@ def span(node):
     return set(range(node.lineno, node.end_lineno + 1))
 
 
-def python_counts(path, loop_names=(), loop_in_main=None):
-    source = open(path, encoding="utf-8").read()
-    code = python_code_lines(source)
-    tree = ast.parse(source)
-    kept = set()
-    for node in tree.body:
-        if not is_boilerplate(node):
-            kept |= span(node)
-    loop = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in loop_names:
-            loop |= span(node)
-        elif loop_in_main is None and KERAS_CALLS.search(ast.unparse(node)):
-            loop |= span(node)
-        if isinstance(node, ast.FunctionDef) and node.name == "main" and loop_in_main:
-            for statement in node.body:
-                if isinstance(statement, loop_in_main):
-                    loop |= span(statement)
-    return len(code & kept), len(code & loop)
+def python_counts(paths, loop_names=(), loop_in=None):
+    """Lines of code in `paths` (together), and those of the training loop: the functions,
+    methods and classes named in loop_names, and the statements of type loop_in[1] in the
+    function or method named loop_in[0]; without loop_names, the statements using KerasModel."""
+    whole, loop_total = 0, 0
+    for path in paths:
+        source = open(path, encoding="utf-8").read()
+        code = python_code_lines(source)
+        tree = ast.parse(source)
+        kept = set()
+        for node in tree.body:
+            if not is_boilerplate(node):
+                kept |= span(node)
+        nodes = list(tree.body) + [m for n in tree.body if isinstance(n, ast.ClassDef)
+                                   for m in n.body]
+        loop = set()
+        for node in nodes:
+            is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            if is_def and node.name in loop_names:
+                loop |= span(node)
+            elif not loop_names and node in tree.body and KERAS_CALLS.search(ast.unparse(node)):
+                loop |= span(node)
+            if loop_in and isinstance(node, ast.FunctionDef) and node.name == loop_in[0]:
+                for statement in node.body:
+                    if isinstance(statement, loop_in[1]):
+                        loop |= span(statement)
+        whole += len(code & kept)
+        loop_total += len(code & loop)
+    return whole, loop_total
 
 
 # ---- C++ ---------------------------------------------------------------------------------------
@@ -114,30 +125,35 @@ def statement(lines, start):
     raise ValueError(f"no ';' after line {start}")
 
 
-def cpp_counts(path, loop_starts=()):
-    """loop_starts: patterns of the lines that open the loop's blocks; none means the
-    statements that use the KerasModel."""
-    lines = cpp_code_lines(open(path, encoding="utf-8").read())
-    loop = set()
-    for number, text in lines.items():
-        if any(re.search(p, text) for p in loop_starts):
-            loop |= braced_block(lines, number)
-        elif not loop_starts and KERAS_CALLS.search(text):
-            loop |= statement(lines, number)
-    return len(lines), len(loop)
+def cpp_counts(paths, loop_starts=()):
+    """Lines of code in `paths` (together) and of the loop. loop_starts: patterns of the lines
+    that open the loop's blocks; none means the statements that use the KerasModel."""
+    whole, loop_total = 0, 0
+    for path in paths:
+        lines = cpp_code_lines(open(path, encoding="utf-8").read())
+        loop = set()
+        for number, text in lines.items():
+            if any(re.search(p, text) for p in loop_starts):
+                loop |= braced_block(lines, number)
+            elif not loop_starts and KERAS_CALLS.search(text):
+                loop |= statement(lines, number)
+        whole += len(lines)
+        loop_total += len(loop)
+    return whole, loop_total
 
 
 def main():
     examples = os.path.join(ROOT, "examples")
+    common = os.path.join(examples, "common")
     rows = [
-        ("examples/fit_mnist.py", python_counts(os.path.join(examples, "fit_mnist.py"))),
+        ("examples/fit_mnist.py", python_counts([os.path.join(examples, "fit_mnist.py")])),
         ("examples/train_mnist.py", python_counts(
-            os.path.join(examples, "train_mnist.py"), ("ProgressBar", "train_epoch", "evaluate"),
-            ast.With)),
-        ("examples/fit_mnist.cpp", cpp_counts(os.path.join(examples, "fit_mnist.cpp"))),
+            [os.path.join(examples, "train_mnist.py"), os.path.join(common, "training.py")],
+            ("ProgressBar", "train_epoch", "evaluate"), ("fit", ast.With))),
+        ("examples/fit_mnist.cpp", cpp_counts([os.path.join(examples, "fit_mnist.cpp")])),
         ("examples/train_mnist.cpp", cpp_counts(
-            os.path.join(examples, "train_mnist.cpp"),
-            (r"^struct EpochResult", r"^EpochResult (train_epoch|evaluate)\(",
+            [os.path.join(examples, "train_mnist.cpp"), os.path.join(common, "trainer.cpp")],
+            (r"^struct EpochResult", r"^EpochResult Trainer::State::(train_epoch|evaluate)\(",
              r"^for \(int64_t epoch = "))),
     ]
     print(f"{'file':28} {'lines of code':>14} {'training loop':>14}")

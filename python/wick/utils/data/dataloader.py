@@ -221,6 +221,18 @@ class DataLoader:
             return (self._fetch(indices) for indices in self.batch_sampler)
         return self._threaded(iter(self.batch_sampler))
 
+    def set_epoch(self, epoch):
+        """wick's addition (the C++ DataLoader's set_epoch): the next iteration is epoch `epoch`,
+        whose shuffle and per-example transforms depend only on (seed, epoch) - so a resumed run
+        sees the batches an uninterrupted one would. A sampler with its own set_epoch (a
+        DistributedSampler) is told too."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"[DataLoader] set_epoch expects an integer epoch >= 0; got {epoch!r}")
+        if getattr(self, "_cpp", None) is not None:
+            self._cpp.set_epoch(epoch)
+        elif hasattr(getattr(self, "sampler", None), "set_epoch"):
+            self.sampler.set_epoch(epoch)
+
     def stats(self):
         """The C++ loader's counters (wait and work seconds, ...), or None for the Python one."""
         return self._cpp.stats() if self._cpp is not None else None
