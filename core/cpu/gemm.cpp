@@ -113,6 +113,20 @@ void pack_b(const TB* b, int64_t rsb, int64_t csb, int64_t kc, int64_t nc, int64
   int64_t cols = std::min<int64_t>(NR, nc - j0);
   const TB* src = b + j0 * csb;
   dst += panel * NR * kc;
+  if (rsb == 1 && csb != 1) {
+    // B stored transposed (B^T row-major: a convolution's weight gradient multiplies by the
+    // im2col matrix transposed): read each column of B contiguously and scatter it down the
+    // panel, which stays in L1, instead of gathering every row from NR columns far apart.
+    for (int64_t j = 0; j < NR; ++j) {
+      if (j >= cols) {
+        for (int64_t p = 0; p < kc; ++p) dst[p * NR + j] = 0.0f;
+        continue;
+      }
+      const TB* column = src + j * csb;
+      for (int64_t p = 0; p < kc; ++p) dst[p * NR + j] = float(column[p]);
+    }
+    return;
+  }
   for (int64_t p = 0; p < kc; ++p) {
     float* row = dst + p * NR;
     const TB* s = src + p * rsb;
@@ -146,12 +160,32 @@ void pack_a(const TA* a, int64_t rsa, int64_t csa, int64_t mc, int64_t kc, float
   }
 }
 
-struct AlignedBuffer {
-  explicit AlignedBuffer(size_t floats)
-      : ptr(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64))) {}
-  ~AlignedBuffer() { std::free(ptr); }
-  float* ptr;
-};
+// Note [reused packing buffers]
+// Each thread keeps its packing buffers between calls and only grows them. Allocating them per
+// call cost more than the arithmetic of a small product: a convolution runs one GEMM per image
+// (16 x 1024 x 144 for ResNet-20's first stage), and a fresh 288 KiB + 576 KiB pair per call
+// came back from the kernel as new pages, faulted in one by one. A calling thread keeps at most
+// KC x NC floats of B (6 MiB) and MC x KC of A (288 KiB) per thread of its team.
+// benchmarks/resnet_layers.py measures the effect.
+enum class Scratch { kPackedA, kPackedB };
+
+float* scratch(Scratch which, size_t floats) {
+  struct Buffer {
+    float* ptr = nullptr;
+    size_t capacity = 0;
+    ~Buffer() { std::free(ptr); }
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[static_cast<int>(which)];
+  if (b.capacity < floats) {
+    std::free(b.ptr);
+    b.ptr = static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64));
+    check_state(b.ptr != nullptr, "gemm", "cannot allocate a ", floats * sizeof(float),
+                "-byte packing buffer");
+    b.capacity = floats;
+  }
+  return b.ptr;
+}
 
 // The float32-output GEMM over inputs of types TA and TB (converted while packing).
 template <class TA, class TB>
@@ -179,7 +213,10 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
 #endif
   int64_t kc_max = std::min<int64_t>(KC, k);
   int64_t nc_max = std::min<int64_t>(NC, n);
-  AlignedBuffer packed_b(((nc_max + NR - 1) / NR) * NR * kc_max);
+  // The calling thread's buffers, taken before the parallel region (which must not throw): B's
+  // is shared by the team (pack_b fills it for everyone); A's holds one block per thread.
+  float* packed_b = scratch(Scratch::kPackedB, ((nc_max + NR - 1) / NR) * NR * kc_max);
+  float* packed_a = scratch(Scratch::kPackedA, threads * MC * kc_max);
   const int64_t row_panels = (m + MR - 1) / MR;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -193,7 +230,7 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
     // more than one panel extra; it walks its share in blocks of at most MC rows.
     const int64_t row_begin = row_panels * t / nt * MR;
     const int64_t row_end = std::min(m, row_panels * (t + 1) / nt * MR);
-    AlignedBuffer a_block(MC * kc_max);
+    float* a_block = packed_a + t * MC * kc_max;
     Vec acc[MR][2];
     for (int64_t jc = 0; jc < n; jc += NC) {
       int64_t nc = std::min<int64_t>(NC, n - jc);
@@ -204,16 +241,16 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
         const TB* b_src = b + pc * b_ref.row_stride + jc * b_ref.col_stride;
 #pragma omp for schedule(static)
         for (int64_t panel = 0; panel < b_panels; ++panel) {
-          pack_b(b_src, b_ref.row_stride, b_ref.col_stride, kc, nc, panel, packed_b.ptr);
+          pack_b(b_src, b_ref.row_stride, b_ref.col_stride, kc, nc, panel, packed_b);
         }  // implicit barrier: B is packed before anyone uses it
         for (int64_t ic = row_begin; ic < row_end; ic += MC) {
           int64_t rows = std::min<int64_t>(MC, row_end - ic);
           pack_a(a + ic * a_ref.row_stride + pc * a_ref.col_stride, a_ref.row_stride,
-                 a_ref.col_stride, rows, kc, a_block.ptr);
+                 a_ref.col_stride, rows, kc, a_block);
           for (int64_t jr = 0; jr < nc; jr += NR) {
-            const float* b_panel = packed_b.ptr + (jr / NR) * NR * kc;
+            const float* b_panel = packed_b + (jr / NR) * NR * kc;
             for (int64_t ir = 0; ir < rows; ir += MR) {
-              micro_kernel(kc, a_block.ptr + ir * kc, b_panel, acc);
+              micro_kernel(kc, a_block + ir * kc, b_panel, acc);
               store_tile(acc, std::min<int64_t>(MR, rows - ir), std::min<int64_t>(NR, nc - jr),
                          alpha, beta_block, c + (ic + ir) * rsc + (jc + jr) * csc, rsc, csc);
             }

@@ -28,9 +28,11 @@ TEST(Gemm, PackedMatchesNaiveOnEdgeSizes) {
   for (int64_t m : {1, 5, 12, 13, 70, 200}) {
     for (int64_t n : {1, 7, 32, 33, 100}) {
       for (int64_t k : {1, 17, 385, 800}) {
-        for (bool transpose_a : {false, true}) {
+        for (int transposed = 0; transposed < 4; ++transposed) {
+          const bool transpose_a = transposed & 1, transpose_b = transposed & 2;
           Tensor a = transpose_a ? rand({k, m}, {}, g).t() : rand({m, k}, {}, g);
-          Tensor b = rand({k, n}, {}, g);
+          // A transposed B packs column by column (Note [reused packing buffers] and pack_b).
+          Tensor b = transpose_b ? rand({n, k}, {}, g).t() : rand({k, n}, {}, g);
           Tensor c0 = rand({m, n}, {}, g);
           std::vector<double> expected = c0.to(kFloat64).to_vector<double>();
           naive_gemm(m, n, k, 0.5, a.data<float>(), a.stride(0), a.stride(1), b.data<float>(),
@@ -39,7 +41,8 @@ TEST(Gemm, PackedMatchesNaiveOnEdgeSizes) {
           cpu::gemm_packed(m, n, k, 0.5f, {a.data_ptr(), a.stride(0), a.stride(1)},
                            {b.data_ptr(), b.stride(0), b.stride(1)}, 2.0f, {c.data_ptr(), n, 1});
           SCOPED_TRACE(::testing::Message()
-                       << m << "x" << n << "x" << k << " transposed A " << transpose_a);
+                       << m << "x" << n << "x" << k << " transposed A " << transpose_a
+                       << " transposed B " << transpose_b);
           expect_close(c, expected, {m, n}, 1e-4, 1e-5);
         }
       }
