@@ -40,9 +40,8 @@ TEST(Gemm, PackedMatchesNaiveOnEdgeSizes) {
           Tensor c = c0.clone();
           cpu::gemm_packed(m, n, k, 0.5f, {a.data_ptr(), a.stride(0), a.stride(1)},
                            {b.data_ptr(), b.stride(0), b.stride(1)}, 2.0f, {c.data_ptr(), n, 1});
-          SCOPED_TRACE(::testing::Message()
-                       << m << "x" << n << "x" << k << " transposed A " << transpose_a
-                       << " transposed B " << transpose_b);
+          SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << " transposed A "
+                                            << transpose_a << " transposed B " << transpose_b);
           expect_close(c, expected, {m, n}, 1e-4, 1e-5);
         }
       }
