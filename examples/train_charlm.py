@@ -31,7 +31,7 @@ import wick.nn.functional as F  # noqa: E402
 from wick import nn  # noqa: E402
 
 from charlm_chart import write_chart  # noqa: E402
-from train_mnist import ProgressBar  # noqa: E402
+from common.training import ProgressBar  # noqa: E402
 
 TEXT = os.path.join(ROOT, "assets", "text", "devils_dictionary.txt")
 
