@@ -7,6 +7,7 @@
 // (a 32-channel 3x3 layer on 26x26 inputs needs 660 KB per image, but 42 MB for a batch of 64)
 // and lets OpenMP threads take whole images, each running a single-threaded GEMM, with no
 // synchronisation inside the loop. Groups split C and O into independent slices.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -169,8 +170,33 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
   std::vector<std::vector<Acc>> partial_dw(grad_weight.defined() ? threads : 0);
   std::vector<std::vector<T>> cols(threads);
   std::vector<std::vector<Acc>> image_acc(threads);
+  // Note [input gradient as a convolution]
+  // With stride 1, no dilation and one group, dX is itself a convolution: of dY, padded by
+  // k - 1 - padding, with the weight flipped in both spatial dims and its two channel dims swapped.
+  // That is one im2col of dY and a GEMM of the forward's shape (C x O*kh*kw by O*kh*kw x H*W),
+  // instead of a GEMM with only O in its inner dimension, whose whole C*kh*kw x H*W result is
+  // written out and then scattered back by col2im. ResNet's 3x3 convolutions are all of this kind
+  // but the two strided ones; benchmarks/resnet_layers.py measures the difference.
+  const bool dx_as_conv = dx != nullptr && g == 1 && p.stride[0] == 1 && p.stride[1] == 1 &&
+                          p.dilation[0] == 1 && p.dilation[1] == 1 && p.padding[0] < s.kh &&
+                          p.padding[1] < s.kw;
+  const ConvShape ts{s.n, s.o, s.oh, s.ow, s.c, s.kh, s.kw, s.h, s.w};  // dY -> dX
+  Conv2dParams tp;
+  tp.padding[0] = s.kh - 1 - p.padding[0];
+  tp.padding[1] = s.kw - 1 - p.padding[1];
+  std::vector<T> flipped;  // [C, O, kh, kw]
+  if (dx_as_conv) {
+    flipped.resize(s.c * s.o * s.kh * s.kw);
+    for (int64_t o = 0; o < s.o; ++o)
+      for (int64_t c = 0; c < s.c; ++c)
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t j = 0; j < s.kw; ++j)
+            flipped[((c * s.o + o) * s.kh + (s.kh - 1 - i)) * s.kw + (s.kw - 1 - j)] =
+                w[((o * s.c + c) * s.kh + i) * s.kw + j];
+  }
+  const int64_t cols_size = std::max(s.rows() * L, dx_as_conv ? ts.rows() * ts.positions() : 0);
   for_each_image(s.n, [&](int64_t n, int t) {
-    cols[t].resize(s.rows() * L);
+    cols[t].resize(cols_size);
     const T* dyn = dy + n * s.o * L;
     if (grad_weight.defined()) {
       partial_dw[t].resize(s.o * kg, Acc(0));
@@ -180,7 +206,11 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
                      1.0, {partial_dw[t].data() + k * og * kg, kg, 1});
       }
     }
-    if (dx != nullptr) {
+    if (dx_as_conv) {
+      im2col(dyn, ts, tp, cols[t].data());
+      gemm<T>(s.c, ts.positions(), ts.rows(), 1.0, {flipped.data(), ts.rows(), 1},
+              {cols[t].data(), ts.positions(), 1}, 0.0, {dx + n * s.c * s.h * s.w, s.h * s.w, 1});
+    } else if (dx != nullptr) {
       for (int64_t k = 0; k < g; ++k) {  // dcols_k = W_k^T [kg, og] @ dY_k [og, L]
         gemm<T>(kg, L, og, 1.0, {w + k * og * kg, 1, kg}, {dyn + k * og * L, L, 1}, 0.0,
                 {cols[t].data() + k * kg * L, L, 1});

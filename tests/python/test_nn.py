@@ -320,6 +320,32 @@ def test_conv2d_backward_is_reproducible():
         np.testing.assert_array_equal(g, grads[0])
 
 
+@needs_torch
+@pytest.mark.parametrize("kernel,padding", [((3, 3), 1), ((3, 3), 0), ((3, 3), 2), ((1, 1), 0),
+                                            ((5, 3), (2, 0)), ((3, 2), (1, 1))])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_conv2d_input_gradient_as_a_convolution_matches_torch(kernel, padding, dtype):
+    """Stride 1, no dilation, one group: the input gradient is computed as a convolution of the
+    output gradient with the flipped weight (Note [input gradient as a convolution]). Every
+    padding below the kernel size takes that path; the one at (3, 2) with padding 1 on the
+    2-wide side does too, while the test above and the op-table's strided and grouped cases
+    take im2col's adjoint."""
+    tolerance = {"atol": 1e-9, "rtol": 1e-7} if dtype == np.float64 else {"atol": 1e-4, "rtol": 1e-4}
+    check(lambda m, x, w: m.nn.functional.conv2d(x, w, padding=padding),
+          [(3, 4, 9, 8), (5, 4) + kernel], dtype=dtype, **tolerance)
+
+
+def test_conv2d_input_gradient_in_bfloat16_follows_float32():
+    wick.manual_seed(0)
+    x, w = wick.randn(4, 8, 10, 10), wick.randn(6, 8, 3, 3) * 0.2
+    grads = []
+    for dtype in (wick.float32, wick.bfloat16):
+        xi = x.to(dtype).detach().requires_grad_()
+        F.conv2d(xi, w.to(dtype), padding=1).float().pow(2).sum().backward()
+        grads.append(xi.grad.float().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=0.05, atol=0.05 * np.abs(grads[0]).max())
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_clip_grad_norm_of_16_bit_gradients_does_not_overflow(dtype):
     """Each 2-norm is taken in float32 for 16-bit gradients: 400 values of 300 have a sum of
