@@ -135,13 +135,24 @@ void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
   const T* b = bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr;
   T* y = static_cast<T*>(out.data_ptr());
   std::vector<std::vector<T>> cols(max_threads());  // each thread's im2col buffer
+  // float32 weights are packed for the GEMM once, not once per image (Note [a weight packed once]).
+  std::vector<PackedA> packed_weight;
+  if constexpr (std::is_same_v<T, float>) {
+    for (int64_t k = 0; k < g; ++k)
+      packed_weight.emplace_back(og, kg, MatrixRef{w + k * og * kg, kg, 1});
+  }
   for_each_image(s.n, [&](int64_t n, int t) {
     cols[t].resize(s.rows() * L);
     im2col(x + n * s.c * s.h * s.w, s, p, cols[t].data());
     T* yn = y + n * s.o * L;
     for (int64_t k = 0; k < g; ++k) {
-      gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols[t].data() + k * kg * L, L, 1}, 0.0,
-              {yn + k * og * L, L, 1});
+      if constexpr (std::is_same_v<T, float>) {
+        gemm_prepacked(packed_weight[k], L, 1.0f, {cols[t].data() + k * kg * L, L, 1}, 0.0f,
+                       {yn + k * og * L, L, 1});
+      } else {
+        gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols[t].data() + k * kg * L, L, 1}, 0.0,
+                {yn + k * og * L, L, 1});
+      }
     }
     if (b != nullptr) {
       for (int64_t o = 0; o < s.o; ++o) {
@@ -194,6 +205,11 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
             flipped[((c * s.o + o) * s.kh + (s.kh - 1 - i)) * s.kw + (s.kw - 1 - j)] =
                 w[((o * s.c + c) * s.kh + i) * s.kw + j];
   }
+  std::vector<PackedA> packed_flipped;  // float32: packed once for every image
+  if constexpr (std::is_same_v<T, float>) {
+    if (dx_as_conv)
+      packed_flipped.emplace_back(s.c, ts.rows(), MatrixRef{flipped.data(), ts.rows(), 1});
+  }
   const int64_t cols_size = std::max(s.rows() * L, dx_as_conv ? ts.rows() * ts.positions() : 0);
   for_each_image(s.n, [&](int64_t n, int t) {
     cols[t].resize(cols_size);
@@ -208,8 +224,13 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
     }
     if (dx_as_conv) {
       im2col(dyn, ts, tp, cols[t].data());
-      gemm<T>(s.c, ts.positions(), ts.rows(), 1.0, {flipped.data(), ts.rows(), 1},
-              {cols[t].data(), ts.positions(), 1}, 0.0, {dx + n * s.c * s.h * s.w, s.h * s.w, 1});
+      if constexpr (std::is_same_v<T, float>) {
+        gemm_prepacked(packed_flipped[0], ts.positions(), 1.0f, {cols[t].data(), ts.positions(), 1},
+                       0.0f, {dx + n * s.c * s.h * s.w, s.h * s.w, 1});
+      } else {
+        gemm<T>(s.c, ts.positions(), ts.rows(), 1.0, {flipped.data(), ts.rows(), 1},
+                {cols[t].data(), ts.positions(), 1}, 0.0, {dx + n * s.c * s.h * s.w, s.h * s.w, 1});
+      }
     } else if (dx != nullptr) {
       for (int64_t k = 0; k < g; ++k) {  // dcols_k = W_k^T [kg, og] @ dY_k [og, L]
         gemm<T>(kg, L, og, 1.0, {w + k * og * kg, 1, kg}, {dyn + k * og * L, L, 1}, 0.0,

@@ -204,17 +204,19 @@ float* scratch(Scratch which, size_t floats) {
 }
 
 // The blocked loops for a tile of R rows; threads = 1 runs in the calling thread.
+// `prepacked`, when given, is all of A packed by pack_whole_a<R> and no A block is packed here.
 template <int R, class TA, class TB>
 void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, MatrixRef a_ref,
                   const TB* b, MatrixRef b_ref, float beta, float* c, int64_t rsc, int64_t csc,
-                  int threads) {
+                  int threads, const float* prepacked = nullptr) {
   int64_t kc_max = std::min<int64_t>(KC, k);
   int64_t nc_max = std::min<int64_t>(NC, n);
   // The calling thread's buffers, taken before the parallel region (which must not throw): B's
   // is shared by the team (pack_b fills it for everyone); A's holds one block per thread.
   float* packed_b = scratch(Scratch::kPackedB, ((nc_max + NR - 1) / NR) * NR * kc_max);
-  float* packed_a = scratch(Scratch::kPackedA, threads * MC * kc_max);
+  float* packed_a = prepacked ? nullptr : scratch(Scratch::kPackedA, threads * MC * kc_max);
   const int64_t row_panels = (m + R - 1) / R;
+  const int64_t padded_m = row_panels * R;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
@@ -227,7 +229,7 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
     // more than one panel extra; it walks its share in blocks of at most MC rows.
     const int64_t row_begin = row_panels * t / nt * R;
     const int64_t row_end = std::min(m, row_panels * (t + 1) / nt * R);
-    float* a_block = packed_a + t * MC * kc_max;
+    float* a_block = prepacked ? nullptr : packed_a + t * MC * kc_max;
     Vec acc[R][2];
     for (int64_t jc = 0; jc < n; jc += NC) {
       int64_t nc = std::min<int64_t>(NC, n - jc);
@@ -242,8 +244,12 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
         }  // implicit barrier: B is packed before anyone uses it
         for (int64_t ic = row_begin; ic < row_end; ic += MC) {
           int64_t rows = std::min<int64_t>(MC, row_end - ic);
-          pack_a<R>(a + ic * a_ref.row_stride + pc * a_ref.col_stride, a_ref.row_stride,
-                    a_ref.col_stride, rows, kc, a_block);
+          if (prepacked) {
+            a_block = const_cast<float*>(prepacked) + pc * padded_m + ic * kc;
+          } else {
+            pack_a<R>(a + ic * a_ref.row_stride + pc * a_ref.col_stride, a_ref.row_stride,
+                      a_ref.col_stride, rows, kc, a_block);
+          }
           for (int64_t jr = 0; jr < nc; jr += NR) {
             const float* b_panel = packed_b + (jr / NR) * NR * kc;
             for (int64_t ir = 0; ir < rows; ir += R) {
@@ -261,6 +267,34 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
 
 // Rows of C once padded to whole tiles of r rows.
 constexpr int64_t padded_rows(int64_t m, int64_t r) { return (m + r - 1) / r * r; }
+
+// Note [a shorter tile for few rows]: the short tile when it pads at least 5% less.
+bool use_short_tile(int64_t m) {
+  return kShortMR != MR && padded_rows(m, MR) * 100 > padded_rows(m, kShortMR) * 105;
+}
+
+// Note [a weight packed once]
+// All of A in the order gemm_blocked reads its blocks: for each KC-deep slice, every R-row
+// panel, kc x R floats - the layout pack_a gives one MC block, for all m rows at once. So block
+// (pc, ic) starts at pc * padded_m + ic * kc, and a product reads it in place instead of packing.
+template <int R>
+void pack_whole_a(int64_t m, int64_t k, MatrixRef a_ref, float* dst) {
+  const auto* a = static_cast<const float*>(a_ref.data);
+  const int64_t padded_m = padded_rows(m, R);
+  for (int64_t pc = 0; pc < k; pc += KC) {
+    pack_a<R>(a + pc * a_ref.col_stride, a_ref.row_stride, a_ref.col_stride, m,
+              std::min<int64_t>(KC, k - pc), dst + pc * padded_m);
+  }
+}
+
+int product_threads(int64_t m, int64_t n, int64_t k) {
+#ifdef _OPENMP
+  // Small products are not worth waking a second thread for.
+  if (m * n * k >= 64 * 64 * 64 && !omp_in_parallel()) return omp_get_max_threads();
+#endif
+  (void)m, (void)n, (void)k;
+  return 1;
+}
 
 // The float32-output GEMM over inputs of types TA and TB (converted while packing).
 template <class TA, class TB>
@@ -281,13 +315,8 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
     return;
   }
 
-  int threads = 1;
-#ifdef _OPENMP
-  // Small products are not worth waking a second thread for.
-  if (m * n * k >= 64 * 64 * 64 && !omp_in_parallel()) threads = omp_get_max_threads();
-#endif
-  // Note [a shorter tile for few rows]: the short tile when it pads at least 5% less.
-  if (kShortMR != MR && padded_rows(m, MR) * 100 > padded_rows(m, kShortMR) * 105) {
+  const int threads = product_threads(m, n, k);
+  if (use_short_tile(m)) {
     gemm_blocked<kShortMR>(m, n, k, alpha, a, a_ref, b, b_ref, beta, c, rsc, csc, threads);
   } else {
     gemm_blocked<MR>(m, n, k, alpha, a, a_ref, b, b_ref, beta, c, rsc, csc, threads);
@@ -295,6 +324,35 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
 }
 
 }  // namespace
+
+PackedA::PackedA(int64_t m, int64_t k, MatrixRef a)
+    : m_(m), k_(k), tile_rows_(use_short_tile(m) ? kShortMR : MR) {
+  panels_.resize(padded_rows(m, tile_rows_) * k);
+  if (tile_rows_ == MR) {
+    pack_whole_a<MR>(m, k, a, panels_.data());
+  } else {
+    pack_whole_a<kShortMR>(m, k, a, panels_.data());
+  }
+}
+
+void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
+                    MutableMatrixRef c) {
+  const int64_t m = a.m_, k = a.k_;
+  if (m == 0 || n == 0 || k == 0) {
+    gemm_packed(m, n, k, alpha, {nullptr, 0, 0}, b, beta, c);  // C = beta * C
+    return;
+  }
+  const auto* bp = static_cast<const float*>(b.data);
+  auto* cp = static_cast<float*>(c.data);
+  const int threads = product_threads(m, n, k);
+  if (a.tile_rows_ == MR) {
+    gemm_blocked<MR, float>(m, n, k, alpha, nullptr, {}, bp, b, beta, cp, c.row_stride,
+                            c.col_stride, threads, a.panels_.data());
+  } else {
+    gemm_blocked<kShortMR, float>(m, n, k, alpha, nullptr, {}, bp, b, beta, cp, c.row_stride,
+                                  c.col_stride, threads, a.panels_.data());
+  }
+}
 
 void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
                  MutableMatrixRef c) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "core/half.h"
 
@@ -41,6 +42,27 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, Matr
 template <class TA, class TB, class TC>
 void gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
                 MutableMatrixRef c);
+
+// A float32 A packed once for many products with different B and C: a convolution multiplies the
+// same weight by every image's im2col matrix, and repacking the weight per image cost as much as
+// packing the image when both have 64 channels (Note [a weight packed once] in cpu/gemm.cpp).
+class PackedA {
+ public:
+  PackedA(int64_t m, int64_t k, MatrixRef a);
+  int64_t rows() const { return m_; }
+  int64_t depth() const { return k_; }
+
+ private:
+  friend void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
+                             MutableMatrixRef c);
+  int64_t m_, k_;
+  int tile_rows_;  // the micro-tile height the panels were packed for
+  std::vector<float> panels_;
+};
+
+// C[m x n] = alpha * A @ B[k x n] + beta * C, A as packed; the same result as gemm_packed.
+void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
+                    MutableMatrixRef c);
 
 template <class T>
 void gemm_eigen(int64_t m, int64_t n, int64_t k, T alpha, MatrixRef a, MatrixRef b, T beta,

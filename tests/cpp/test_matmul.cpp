@@ -49,6 +49,30 @@ TEST(Gemm, PackedMatchesNaiveOnEdgeSizes) {
   }
 }
 
+TEST(Gemm, PrepackedAGivesTheSameProducts) {
+  // Both tile heights (16 and 64 rows take the short one, 13 too; 12 and 200 the long one), a
+  // depth past one KC block, and one packing used for several B and C.
+  Generator g(5);
+  for (int64_t m : {1, 12, 13, 16, 64, 200}) {
+    for (int64_t k : {9, 400}) {
+      for (bool transpose_a : {false, true}) {
+        Tensor a = transpose_a ? rand({k, m}, {}, g).t() : rand({m, k}, {}, g);
+        cpu::PackedA packed(m, k, {a.data_ptr(), a.stride(0), a.stride(1)});
+        for (int64_t n : {1, 33, 70}) {
+          Tensor b = rand({k, n}, {}, g), c0 = rand({m, n}, {}, g);
+          Tensor expected = c0.clone(), c = c0.clone();
+          cpu::gemm_packed(m, n, k, 0.5f, {a.data_ptr(), a.stride(0), a.stride(1)},
+                           {b.data_ptr(), n, 1}, 2.0f, {expected.data_ptr(), n, 1});
+          cpu::gemm_prepacked(packed, n, 0.5f, {b.data_ptr(), n, 1}, 2.0f, {c.data_ptr(), n, 1});
+          SCOPED_TRACE(::testing::Message()
+                       << m << "x" << n << "x" << k << " transposed A " << transpose_a);
+          EXPECT_EQ(c.to_vector<float>(), expected.to_vector<float>());  // the same sums
+        }
+      }
+    }
+  }
+}
+
 TEST(Gemm, BetaZeroIgnoresGarbageInC) {
   Tensor a = ones({3, 4}), b = ones({4, 5});
   Tensor c = full({3, 5}, std::nan(""));
