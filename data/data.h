@@ -1,5 +1,5 @@
-// Everything for loading data: datasets (MNIST, CIFAR-10, TensorDataset), samplers, collation,
-// transforms and the DataLoader, in namespace wick::data.
+// Everything for loading data: datasets (MNIST, CIFAR-10, TensorDataset, TFRecord shards),
+// samplers, collation, transforms and the DataLoader, in namespace wick::data.
 #pragma once
 
 #include "data/cifar10.h"
@@ -7,5 +7,7 @@
 #include "data/dataloader.h"
 #include "data/dataset.h"
 #include "data/mnist.h"
+#include "data/records/example_proto.h"
+#include "data/records/tfrecord_dataset.h"
 #include "data/sampler.h"
 #include "data/transforms.h"

@@ -1,7 +1,7 @@
-// wick._C._data: the C++ datasets (MNIST, CIFAR-10, TensorDataset), transforms and DataLoader
-// (data/), for wick.utils.data and wick.datasets. wick.utils.data.DataLoader runs this loader
-// when the dataset is one of these and no Python collate function or sampler is involved; any
-// Python dataset goes through the Python loader instead.
+// wick._C._data: the C++ datasets (MNIST, CIFAR-10, TensorDataset, TFRecord images), transforms and
+// DataLoader (data/), for wick.utils.data and wick.datasets. wick.utils.data.DataLoader runs this
+// loader when the dataset is one of these and no Python collate function or sampler is involved;
+// any Python dataset goes through the Python loader instead.
 //
 // The C++ workers never touch Python objects, so the loader waits for batches with the GIL
 // released (Note [GIL rules]).
@@ -77,6 +77,8 @@ data::Transform transform_of(py::handle h) {
 
 }  // namespace
 
+void init_records(py::module_& data);  // bind_records.cpp
+
 void init_data(py::module_& root) {
   py::module_ m = root.def_submodule("_data", "C++ datasets, transforms and DataLoader");
 
@@ -125,6 +127,17 @@ void init_data(py::module_& root) {
         return std::make_shared<data::CIFAR10>(root, train, transform_of(transform));
       },
       py::arg("root"), py::arg("train"), py::arg("transform") = py::none());
+  m.def(
+      "TFRecordImageDataset",
+      [](const std::vector<std::string>& shards, const std::vector<int64_t>& shape,
+         const std::string& image_key, const std::string& label_key,
+         py::handle transform) -> std::shared_ptr<Dataset> {
+        data::TFRecordImageFormat format{Shape(shape), image_key, label_key};
+        return std::make_shared<data::TFRecordDataset>(shards, format, transform_of(transform));
+      },
+      py::arg("shards"), py::arg("shape"), py::arg("image_key"), py::arg("label_key"),
+      py::arg("transform") = py::none());
+  m.def("index_tfrecord_shard", &data::index_tfrecord_shard, py::arg("shard"));
   m.def(
       "TensorDataset",
       [](const Tensor& inputs, const Tensor& targets,
@@ -176,6 +189,7 @@ void init_data(py::module_& root) {
       });
   m.def("random_permutation", &data::random_permutation, py::arg("n"), py::arg("seed"),
         py::arg("epoch"));
+  init_records(m);
 }
 
 }  // namespace wick::python

@@ -6,12 +6,16 @@
 #   bash scripts/setup.sh           # what the build, the tests and CI need
 #   bash scripts/setup.sh --bench   # and a current PyTorch 2.x from PyPI in .venv-bench (~5 GiB
 #                                   # with its CUDA libraries): the benchmarks' second reference
+#   bash scripts/setup.sh --fixtures  # and TensorFlow from PyPI in .venv-fixtures (~1 GiB), only
+#                                   # to regenerate tests/fixtures/tfrecord/; tests never need it
 set -euo pipefail
 bench=0
+fixtures=0
 for arg in "$@"; do
   case "$arg" in
     --bench) bench=1 ;;
-    *) echo "setup: unknown option $arg (expected --bench)" >&2; exit 2 ;;
+    --fixtures) fixtures=1 ;;
+    *) echo "setup: unknown option $arg (expected --bench or --fixtures)" >&2; exit 2 ;;
   esac
 done
 
@@ -75,4 +79,18 @@ if [ "$bench" = 1 ]; then
     .venv-bench/bin/python -m pip install -q "torch>=2"
   fi
   echo "setup: .venv-bench has torch $(.venv-bench/bin/python -c 'import torch; print(torch.__version__)')"
+fi
+
+# .venv-fixtures: TensorFlow, only to write the TFRecord fixtures and check that TensorFlow reads
+# wick's files (tests/fixtures/tfrecord/make_tfrecord_fixtures.py). Apart from .venv because
+# TensorFlow brings NumPy 2, and wick's extension is built against Debian's NumPy 1.x.
+if [ "$fixtures" = 1 ]; then
+  if [ ! -x .venv-fixtures/bin/python ]; then
+    /usr/bin/python3 -m venv --system-site-packages .venv-fixtures
+  fi
+  if ! .venv-fixtures/bin/python -c "import tensorflow" 2>/dev/null; then
+    echo "setup: pip-installing tensorflow-cpu into .venv-fixtures"
+    .venv-fixtures/bin/python -m pip install -q tensorflow-cpu
+  fi
+  echo "setup: .venv-fixtures has tensorflow $(.venv-fixtures/bin/python -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import tensorflow as tf; print(tf.__version__)' 2>/dev/null)"
 fi

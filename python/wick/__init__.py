@@ -125,6 +125,7 @@ from wick import optim  # noqa: E402
 from wick import utils  # noqa: E402
 from wick import datasets  # noqa: E402
 from wick import transforms  # noqa: E402
+from wick import records  # noqa: E402
 from wick import keras  # noqa: E402
 from wick import func  # noqa: E402
 from wick.serialization import load, save  # noqa: E402,F401

@@ -41,6 +41,38 @@ def safetensors(tensors, metadata=None):
     return struct.pack("<Q", len(text)) + text + blobs
 
 
+def crc32c(data):
+    """Bitwise CRC-32C (the fuzz seeds are tiny; data/records/crc32c.cpp is the fast one)."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def tfrecord(payloads):
+    def masked(crc):
+        return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+    out = b""
+    for p in payloads:
+        header = struct.pack("<Q", len(p))
+        out += header + struct.pack("<I", masked(crc32c(header))) + p
+        out += struct.pack("<I", masked(crc32c(p)))
+    return out
+
+
+def fixture_records(name):
+    """The payloads of a committed TFRecord fixture (framing skipped, not checked)."""
+    data = open(os.path.join(ROOT, "tests", "fixtures", "tfrecord", name), "rb").read()
+    offset, out = 0, []
+    while offset < len(data):
+        (length,) = struct.unpack_from("<Q", data, offset)
+        out.append(data[offset + 12:offset + 12 + length])
+        offset += 16 + length
+    return out
+
+
 def main():
     put("fuzz_safetensors", "empty_header", safetensors({}))
     put("fuzz_safetensors", "f32_metadata", safetensors(
@@ -90,6 +122,23 @@ def main():
             "roundup_power2_divisions:4,policy:bfc",
             "max_non_split_rounding_mb:40,policy:bfc_growth"]):
         put("fuzz_alloc_config", "conf%d" % i, text.encode())
+
+    # tf.train.Example payloads TensorFlow wrote (all but the 100 kB one), and small shards of
+    # 4x4 images in the layout the fuzzed TFRecordDataset expects.
+    for i, payload in enumerate(fixture_records("features.tfrecord")[:7]):
+        put("fuzz_example", "tensorflow%d" % i, payload)
+    digit = fixture_records("digits.tfrecord")[0]
+    put("fuzz_example", "digit", digit)
+    def field(number, payload):  # a length-delimited protobuf field (payloads < 128 bytes)
+        return bytes([number << 3 | 2, len(payload)]) + payload
+
+    def entry(name, feature):
+        return field(1, field(1, name) + field(2, feature))
+    # image: 16 raw bytes (Feature.bytes_list), label: 7 (Feature.int64_list, packed)
+    tiny = field(1, entry(b"image", field(1, field(1, bytes(range(16))))) +
+                 entry(b"label", field(3, field(1, b"\x07"))))
+    put("fuzz_tfrecord", "two_tiny_images", tfrecord([tiny, tiny]))
+    put("fuzz_tfrecord", "digit_and_empty", tfrecord([digit, b""]))
 
     # Structure-aware checkpoint inputs are choices, not files: a few byte strings to start from.
     for i, seed in enumerate([b"\x00\x01\x02\x03", b"\x01" * 16, b"\x02\xff\x10\x80" * 8]):

@@ -1,0 +1,177 @@
+// wick._C._data's record-file pieces (data/records/): TFRecord writing, sequential and indexed
+// reading, and tf.train.Example encoding, for wick.records. Reads and writes release the GIL: a
+// loader thread reading a shard does not stall the training loop's Python.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "data/data.h"
+#include "data/records/crc32c.h"
+#include "python/bind_common.h"
+
+namespace wick::python {
+
+namespace {
+
+using data::Feature;
+
+py::bytes to_bytes(const std::string& s) { return py::bytes(s.data(), s.size()); }
+
+// Feature kinds travel as the oneof's field numbers: 1 bytes, 2 float, 3 int64 (0: unset).
+py::dict features_to_python(const data::Features& features) {
+  py::dict out;
+  for (const auto& [name, f] : features) {
+    py::object values;
+    switch (f.kind) {
+      case Feature::Kind::kNone:
+        values = py::none();
+        break;
+      case Feature::Kind::kBytes: {
+        py::list list;
+        for (const std::string& v : f.bytes_list) list.append(to_bytes(v));
+        values = list;
+        break;
+      }
+      case Feature::Kind::kFloat:
+        values =
+            py::array_t<float>(static_cast<py::ssize_t>(f.float_list.size()), f.float_list.data());
+        break;
+      case Feature::Kind::kInt64:
+        values = py::array_t<int64_t>(static_cast<py::ssize_t>(f.int64_list.size()),
+                                      f.int64_list.data());
+        break;
+    }
+    out[py::str(name)] = py::make_tuple(static_cast<int>(f.kind), values);
+  }
+  return out;
+}
+
+// A list or array of numbers as a vector (through numpy, which converts and range-checks).
+template <class T>
+std::vector<T> as_vector(const py::object& values) {
+  auto array = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(values);
+  if (!array) throw py::error_already_set();
+  check_value(array.ndim() == 1, "encode_example", "a feature's values must be 1-D; got ",
+              array.ndim(), " dimensions");
+  return std::vector<T>(array.data(), array.data() + array.size());
+}
+
+data::Features features_from_python(const py::dict& features) {
+  data::Features out;
+  for (auto [key, item] : features) {
+    auto [kind, values] = item.cast<std::pair<int, py::object>>();
+    Feature f;
+    switch (kind) {
+      case 1:
+        f = Feature::bytes(values.cast<std::vector<std::string>>());
+        break;
+      case 2:
+        f = Feature::floats(as_vector<float>(values));
+        break;
+      case 3:
+        f = Feature::int64s(as_vector<int64_t>(values));
+        break;
+      default:
+        check_value(kind == 0, "encode_example", "feature kind must be 0 (unset), 1 (bytes), ",
+                    "2 (float) or 3 (int64); got ", kind);
+    }
+    out[key.cast<std::string>()] = std::move(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+void init_records(py::module_& m) {
+  py::class_<data::TFRecordWriter>(m, "TFRecordWriter")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def(
+          "write",
+          [](data::TFRecordWriter& w, const py::bytes& record) {
+            std::string_view view = record;
+            py::gil_scoped_release release;
+            w.write(view.data(), view.size());
+          },
+          py::arg("record"))
+      .def("flush", &data::TFRecordWriter::flush, py::call_guard<py::gil_scoped_release>())
+      .def("close", &data::TFRecordWriter::close, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("records_written", &data::TFRecordWriter::records_written)
+      .def_property_readonly("path", &data::TFRecordWriter::path);
+
+  py::class_<data::TFRecordFile>(m, "TFRecordFile")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def("next",
+           [](data::TFRecordFile& f) -> py::object {
+             std::string record;
+             bool more;
+             {
+               py::gil_scoped_release release;
+               more = f.next(record);
+             }
+             if (!more) return py::none();
+             return to_bytes(record);
+           })
+      .def(
+          "read",
+          [](const data::TFRecordFile& f, uint64_t offset, uint64_t length, int64_t number) {
+            std::string record;
+            {
+              py::gil_scoped_release release;
+              record = f.read({offset, length}, number);
+            }
+            return to_bytes(record);
+          },
+          py::arg("offset"), py::arg("length"), py::arg("number"))
+      .def("record_index",
+           [](const data::TFRecordFile& f) {
+             std::vector<data::RecordLocation> index;
+             {
+               py::gil_scoped_release release;
+               index = f.record_index();
+             }
+             std::vector<std::pair<uint64_t, uint64_t>> out;
+             for (const auto& r : index) out.emplace_back(r.offset, r.length);
+             return out;
+           })
+      .def_property_readonly("size", &data::TFRecordFile::size)
+      .def_property_readonly("path", &data::TFRecordFile::path);
+
+  m.def(
+      "write_record_index",
+      [](const std::string& index_path, const std::vector<std::pair<uint64_t, uint64_t>>& index) {
+        std::vector<data::RecordLocation> locations;
+        for (const auto& [offset, length] : index) locations.push_back({offset, length});
+        data::write_record_index(index_path, locations);
+      },
+      py::arg("index_path"), py::arg("index"));
+  m.def(
+      "read_record_index",
+      [](const std::string& index_path, const data::TFRecordFile& shard) {
+        std::vector<std::pair<uint64_t, uint64_t>> out;
+        for (const auto& r : data::read_record_index(index_path, shard))
+          out.emplace_back(r.offset, r.length);
+        return out;
+      },
+      py::arg("index_path"), py::arg("shard"));
+  m.def(
+      "encode_example",
+      [](const py::dict& features) {
+        return to_bytes(data::encode_example(features_from_python(features)));
+      },
+      py::arg("features"));
+  m.def(
+      "decode_example",
+      [](const py::bytes& record) {
+        std::string_view view = record;
+        return features_to_python(data::decode_example(view.data(), view.size()));
+      },
+      py::arg("record"));
+  m.def("crc32c", [](const py::bytes& data) {
+    std::string_view view = data;
+    return data::crc32c(view.data(), view.size());
+  });
+  m.def("mask_crc", &data::mask_crc, py::arg("crc"));
+}
+
+}  // namespace wick::python
