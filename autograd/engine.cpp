@@ -5,6 +5,7 @@
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/grad_mode.h"
+#include "core/memory/history.h"
 #include "core/ops.h"
 
 namespace wick::autograd {
@@ -146,6 +147,7 @@ std::vector<Tensor> run(const TensorList& outputs, const TensorList& grad_output
       // autograd::grad never writes .grad.
       bool skip = !capture.empty() && dynamic_cast<AccumulateGrad*>(node) != nullptr;
       if (!skip) {
+        memory::OwnerScope owner(node->name(), /*replace=*/true);  // its memory is the node's
         input_grads = node->apply(grad);
         if (!retain_graph) node->release_saved();
       }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/memory/history.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
@@ -135,7 +136,28 @@ void rewrite_overload_error(PyObject* self, PyObject* args, PyObject* kwargs) {
   PyErr_SetString(PyExc_TypeError, message.c_str());
 }
 
+// The function's name as the owner of what it allocates (Note [memory history] in
+// core/memory/history.h): every call from Python passes here, so "Tensor.add", "wick.conv2d"
+// name the op for free. Names are kept for the scope's lifetime (the GIL guards the cache).
+const char* owner_name(PyObject* self) {
+  static std::unordered_map<const void*, std::string> names;
+  auto it = names.find(self);
+  if (it == names.end()) {
+    auto* rec = static_cast<py::detail::function_record*>(
+        PyCapsule_GetPointer(self, py::detail::get_function_record_capsule_name()));
+    PyErr_Clear();
+    it = names.emplace(self, rec != nullptr ? qualified_name(*rec) : std::string()).first;
+  }
+  return it->second.c_str();
+}
+
 PyObject* one_line_dispatcher(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (memory::history_active()) [[unlikely]] {
+    memory::OwnerScope owner(owner_name(self));
+    PyObject* result = pybind11_dispatcher(self, args, kwargs);
+    if (result == nullptr) rewrite_overload_error(self, args, kwargs);
+    return result;
+  }
   PyObject* result = pybind11_dispatcher(self, args, kwargs);
   if (result == nullptr) [[unlikely]]
     rewrite_overload_error(self, args, kwargs);

@@ -74,7 +74,7 @@ void BfcAllocator::remove_from_bin(ChunkHandle h) {
   c.bin = -1;
 }
 
-void* BfcAllocator::malloc(size_t nbytes, StreamId) {
+void* BfcAllocator::malloc(size_t nbytes, StreamId stream) {
   if (nbytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   size_t rounded = rounded_bytes(nbytes);
@@ -86,6 +86,7 @@ void* BfcAllocator::malloc(size_t nbytes, StreamId) {
     if (void* p = find_chunk(rounded, nbytes)) return p;
   }
   ++stats_.num_ooms;
+  note(HistoryEntry::Oom, 0, nbytes, stream);
   size_t largest = 0;
   for (const auto& bin : bins_) {
     if (!bin.empty()) largest = std::max(largest, std::get<0>(*bin.rbegin()));
@@ -113,6 +114,7 @@ void* BfcAllocator::find_chunk(size_t rounded, size_t requested) {
     c.in_use = true;
     c.requested = requested;
     in_use_.emplace(c.ptr, h);
+    note(HistoryEntry::Alloc, reinterpret_cast<uintptr_t>(c.ptr), c.size, kDefaultStream);
     auto grow = [](StatArray& a, int64_t v) {
       a[kAggregate].increase(v);
       a[kLargePool].increase(v);
@@ -159,6 +161,7 @@ void BfcAllocator::free(void* ptr) {
   ChunkHandle h = it->second;
   in_use_.erase(it);
   Chunk& c = chunks_[h];
+  note(HistoryEntry::Free, reinterpret_cast<uintptr_t>(c.ptr), c.size, kDefaultStream);
   auto shrink = [](StatArray& a, int64_t v) {
     a[kAggregate].decrease(v);
     a[kLargePool].decrease(v);
@@ -205,6 +208,7 @@ bool BfcAllocator::extend(size_t rounded) {
   }
   if (!increased) curr_region_allocation_bytes_ *= 2;  // the next region will be bigger
   ++stats_.num_device_alloc;
+  note(HistoryEntry::SegmentAlloc, reinterpret_cast<uintptr_t>(ptr), bytes, kDefaultStream);
   total_region_allocated_bytes_ += bytes;
   stats_.segment[kAggregate].increase(1);
   stats_.segment[kLargePool].increase(1);
@@ -235,6 +239,7 @@ bool BfcAllocator::deallocate_free_regions(size_t rounded) {
     remove_from_bin(r.first);
     delete_chunk(r.first);
     backend_->free(r.ptr, r.size);
+    note(HistoryEntry::SegmentFree, reinterpret_cast<uintptr_t>(r.ptr), r.size, kDefaultStream);
     ++stats_.num_device_free;
     total_region_allocated_bytes_ -= r.size;
     stats_.segment[kAggregate].decrease(1);
@@ -286,6 +291,26 @@ size_t BfcAllocator::largest_free_block() const {
     if (!bin.empty()) largest = std::max(largest, std::get<0>(*bin.rbegin()));
   }
   return largest;
+}
+
+// A region is a segment and its chunks are its blocks; TensorFlow has one stream, so all are on
+// the default one.
+std::vector<SegmentInfo> BfcAllocator::snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<SegmentInfo> out;
+  for (const Region& r : regions_) {
+    SegmentInfo seg;
+    seg.address = reinterpret_cast<uintptr_t>(r.ptr);
+    seg.size = r.size;
+    for (ChunkHandle h = r.first; h != kInvalid; h = chunks_[h].next) {
+      const Chunk& c = chunks_[h];
+      seg.blocks.push_back({reinterpret_cast<uintptr_t>(c.ptr), c.size, c.requested, c.in_use});
+    }
+    out.push_back(std::move(seg));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SegmentInfo& a, const SegmentInfo& b) { return a.address < b.address; });
+  return out;
 }
 
 }  // namespace wick::memory

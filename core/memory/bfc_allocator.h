@@ -55,6 +55,7 @@ class BfcAllocator final : public AllocatorPolicy {
   void reset_accumulated_stats() override;
   size_t largest_free_block() const override;
   MemoryBackend* backend() const override { return backend_; }
+  std::vector<SegmentInfo> snapshot() const override;
 
   size_t memory_limit() const { return memory_limit_; }
   static int bin_for_size(size_t bytes);

@@ -215,6 +215,7 @@ bool CachingAllocator::alloc_block(Request& r, bool is_retry) {
   block->ptr = static_cast<char*>(ptr);
   block->pool = r.pool;
   r.block = block;
+  note(HistoryEntry::SegmentAlloc, reinterpret_cast<uintptr_t>(ptr), size, r.stream);
   update(stats_.segment, r.pool->is_small, 1);
   update(stats_.reserved_bytes, r.pool->is_small, static_cast<int64_t>(size));
   if (size >= config_.max_split_size) stats_.oversize_segments.increase(1);
@@ -265,6 +266,7 @@ void* CachingAllocator::finish_alloc(Request& r, size_t nbytes) {
   block->allocated = true;
   block->requested = nbytes;
   allocated_.emplace(block->ptr, block);
+  note(HistoryEntry::Alloc, reinterpret_cast<uintptr_t>(block->ptr), block->size, block->stream);
   update(stats_.allocation, pool.is_small, 1);
   update(stats_.allocated_bytes, pool.is_small, static_cast<int64_t>(block->size));
   update(stats_.active, pool.is_small, 1);
@@ -288,6 +290,7 @@ void CachingAllocator::free(void* ptr) {
   Block* block = it->second;
   allocated_.erase(it);
   block->allocated = false;
+  note(HistoryEntry::Free, reinterpret_cast<uintptr_t>(ptr), block->size, block->stream);
   update(stats_.allocation, block->pool->is_small, -1);
   update(stats_.allocated_bytes, block->pool->is_small, -static_cast<int64_t>(block->size));
   if (block->size >= config_.max_split_size) stats_.oversize_allocations.decrease(1);
@@ -425,6 +428,8 @@ void CachingAllocator::synchronize_and_free_events() {
 
 void CachingAllocator::release_block(Block* block) {
   backend_->free(block->ptr, block->size);
+  note(HistoryEntry::SegmentFree, reinterpret_cast<uintptr_t>(block->ptr), block->size,
+       block->stream);
   ++stats_.num_device_free;
   reserved_ -= block->size;
   update(stats_.segment, block->pool->is_small, -1);
@@ -526,6 +531,7 @@ void CachingAllocator::empty_cache() {
 void CachingAllocator::throw_out_of_memory(size_t nbytes, size_t rounded) {
   (void)rounded;
   ++stats_.num_ooms;
+  note(HistoryEntry::Oom, 0, nbytes, backend_->current_stream());
   int64_t allocated = stats_.allocated_bytes[kAggregate].current;
   std::ostringstream os;
   os << "out of memory. Tried to allocate " << format_size(nbytes) << ". " << backend_->name()

@@ -41,24 +41,6 @@ constexpr size_t kLargeBuffer = 20 << 20;    // large-pool segment size for mid-
 constexpr size_t kRoundLarge = 2 << 20;      // larger requests: segment rounded to 2 MiB
 constexpr uint64_t kMaxRequest = uint64_t{1} << 60;  // 1 EiB: anything larger is refused at once
 
-// One block as memory_snapshot() shows it.
-struct BlockInfo {
-  uintptr_t address = 0;
-  size_t size = 0;
-  size_t requested_size = 0;  // 0 unless allocated
-  bool allocated = false;
-  bool pending_events = false;  // freed, waiting for other streams' work to finish
-};
-
-// One segment (one device malloc) and the blocks that tile it, in address order.
-struct SegmentInfo {
-  uintptr_t address = 0;
-  size_t size = 0;
-  StreamId stream = 0;
-  bool small_pool = false;
-  std::vector<BlockInfo> blocks;
-};
-
 class CachingAllocator final : public AllocatorPolicy {
  public:
   explicit CachingAllocator(MemoryBackend* backend, AllocatorConfig config = AllocatorConfig());
@@ -85,7 +67,7 @@ class CachingAllocator final : public AllocatorPolicy {
   const AllocatorConfig& config() const { return config_; }
 
   // Every segment and block (PyTorch's memory_snapshot), sorted by address.
-  std::vector<SegmentInfo> snapshot() const;
+  std::vector<SegmentInfo> snapshot() const override;
 
   // The size a request is rounded to (Note [block rounding]) and the segment it would get when
   // no cached block fits (Note [two pools]). Public so tests and labs can tabulate them.

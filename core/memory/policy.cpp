@@ -1,5 +1,6 @@
 #include "core/memory/policy.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -22,13 +23,14 @@ NoCachingAllocator::~NoCachingAllocator() = default;
 
 // Every allocation is its own segment, so the allocation and segment stats move together and
 // nothing is ever cached, split or inactive.
-void* NoCachingAllocator::malloc(size_t nbytes, StreamId) {
+void* NoCachingAllocator::malloc(size_t nbytes, StreamId stream) {
   if (nbytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(state_->mutex);
   DeviceStats& s = state_->stats;
   void* ptr = backend_->malloc(nbytes);
   if (ptr == nullptr) {
     ++s.num_ooms;
+    note(HistoryEntry::Oom, 0, nbytes, stream);
     throw OutOfMemoryError(error_message(
         backend_->name().c_str(), "out of memory. Tried to allocate ", format_size(nbytes), ". ",
         backend_->name(), " has a total capacity of ", format_size(backend_->total_memory()),
@@ -36,6 +38,8 @@ void* NoCachingAllocator::malloc(size_t nbytes, StreamId) {
   }
   ++s.num_device_alloc;
   state_->sizes.emplace(ptr, nbytes);
+  note(HistoryEntry::SegmentAlloc, reinterpret_cast<uintptr_t>(ptr), nbytes, stream);
+  note(HistoryEntry::Alloc, reinterpret_cast<uintptr_t>(ptr), nbytes, stream);
   StatType pool = nbytes <= kSmallSize ? kSmallPool : kLargePool;
   auto grow = [&](StatArray& a, int64_t v) {
     a[kAggregate].increase(v);
@@ -56,6 +60,8 @@ void NoCachingAllocator::free(void* ptr) {
               "no_caching allocator: free of a pointer it did not allocate: ", ptr);
   size_t nbytes = it->second;
   state_->sizes.erase(it);
+  note(HistoryEntry::Free, reinterpret_cast<uintptr_t>(ptr), nbytes, kDefaultStream);
+  note(HistoryEntry::SegmentFree, reinterpret_cast<uintptr_t>(ptr), nbytes, kDefaultStream);
   // cudaFree waits for the device, so no stream can still be using the memory afterwards.
   backend_->free(ptr, nbytes);
   DeviceStats& s = state_->stats;
@@ -69,6 +75,23 @@ void NoCachingAllocator::free(void* ptr) {
   shrink(s.allocation, 1), shrink(s.segment, 1), shrink(s.active, 1);
   shrink(s.allocated_bytes, n), shrink(s.reserved_bytes, n), shrink(s.active_bytes, n);
   shrink(s.requested_bytes, n);
+}
+
+// Each allocation is a segment of one block.
+std::vector<SegmentInfo> NoCachingAllocator::snapshot() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::vector<SegmentInfo> out;
+  for (const auto& [ptr, nbytes] : state_->sizes) {
+    uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+    out.push_back({address,
+                   nbytes,
+                   kDefaultStream,
+                   nbytes <= kSmallSize,
+                   {{address, nbytes, nbytes, true, false}}});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SegmentInfo& a, const SegmentInfo& b) { return a.address < b.address; });
+  return out;
 }
 
 DeviceStats NoCachingAllocator::stats() const {

@@ -19,13 +19,17 @@
 // mallocs, peak reserved memory and fragmentation.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/memory/alloc_config.h"
 #include "core/memory/alloc_stats.h"
 #include "core/memory/backend.h"
+#include "core/memory/history.h"
 
 namespace wick::memory {
 
@@ -52,7 +56,35 @@ class AllocatorPolicy {
   // The largest block that could be handed out without a device malloc (fragmentation metric).
   virtual size_t largest_free_block() const = 0;
   virtual MemoryBackend* backend() const = 0;
+
+  // Every segment and its blocks now, sorted by address (PyTorch's memory_snapshot()). Not
+  // pure, so a lab's policy (tutorials/05) need not have one.
+  virtual std::vector<SegmentInfo> snapshot() const { return {}; }
+
+  // Starts recording into `history` (Note [memory history]), or stops with nullptr. The
+  // policies below record; one that does not leaves the history empty.
+  void set_history(std::shared_ptr<MemoryHistory> history);
+  std::shared_ptr<MemoryHistory> history() const;
+
+ protected:
+  // Records one entry if a history is set. Policies call it under their own lock, so entries
+  // come in the order the policy did things; the flag keeps the cost at one load when off.
+  void note(HistoryEntry::Action action, uint64_t address, uint64_t size, StreamId stream) const {
+    if (recording_.load(std::memory_order_relaxed)) note_slow(action, address, size, stream);
+  }
+
+ private:
+  void note_slow(HistoryEntry::Action action, uint64_t address, uint64_t size,
+                 StreamId stream) const;
+  mutable std::mutex history_mutex_;
+  // A shared_ptr copied under the mutex for each entry: set_history(nullptr) on another thread
+  // cannot free a history that an entry is being written to.
+  std::shared_ptr<MemoryHistory> history_;
+  std::atomic<bool> recording_{false};
 };
+
+// The policy's snapshot with its history (empty when none is recording).
+MemorySnapshot take_snapshot(const AllocatorPolicy& policy);
 
 // "caching", "no_caching", "bfc" or "bfc_growth" over `backend`.
 std::unique_ptr<AllocatorPolicy> make_policy(const std::string& name, MemoryBackend* backend,
@@ -72,6 +104,7 @@ class NoCachingAllocator final : public AllocatorPolicy {
   void reset_accumulated_stats() override;
   size_t largest_free_block() const override { return 0; }
   MemoryBackend* backend() const override { return backend_; }
+  std::vector<SegmentInfo> snapshot() const override;
 
  private:
   struct State;

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/memory/history.h"
 #include "core/ops.h"
 
 namespace wick::detail {
@@ -32,7 +33,10 @@ Tensor wrap_scalar(const Scalar& value, DType other, Device device) {
   return full(Shape{}, value, TensorOptions(dtype).with_device(device));
 }
 
+// The elementwise ops allocate here, so C++ callers get an owner in memory history even
+// without the Python binding's (Note [memory history]).
 Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, const UnaryAttrs& attrs) {
+  memory::OwnerScope owner(op_name(op));
   Tensor out = empty(x.shape(), options_of(x).with_dtype(out_dtype));
   dispatch<UnaryKernel>(op, x.device(), x, out, attrs);
   return out;
@@ -40,6 +44,7 @@ Tensor unary_forward(OpKey op, const Tensor& x, DType out_dtype, const UnaryAttr
 
 Tensor binary_forward(OpKey op, const Tensor& a, const Tensor& b, DType compute_dtype,
                       DType out_dtype) {
+  memory::OwnerScope owner(op_name(op));
   check_same_device(op_name(op), a, b);
   Shape shape = broadcast_shapes(op_name(op), a.shape(), b.shape());
   Tensor out = empty(shape, options_of(a).with_dtype(out_dtype));
