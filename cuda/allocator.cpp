@@ -326,4 +326,15 @@ void stop_memory_trace() {
   if (is_available()) cuda_allocator().stop_trace();
 }
 
+void record_memory_history(bool enabled, size_t max_entries, int device) {
+  device = resolve(device);
+  device_policy(device).set_history(enabled ? std::make_shared<memory::MemoryHistory>(max_entries)
+                                            : nullptr);
+}
+
+std::string memory_snapshot_json(int device) {
+  device = resolve(device);
+  return memory::snapshot_to_json(memory::take_snapshot(device_policy(device)));
+}
+
 }  // namespace wick::cuda

@@ -140,6 +140,11 @@ void record_stream(const Tensor& tensor, const Stream& stream);
 // Records every allocation and free on every device as JSON lines (tools/alloc_replay).
 void start_memory_trace(const std::string& path);
 void stop_memory_trace();
+// PyTorch's torch.cuda.memory._record_memory_history / _snapshot for `device`: a bounded history
+// of what its caching allocator did (Note [memory history] in core/memory/history.h), and the
+// snapshot - segments, blocks and that history - as JSON text.
+void record_memory_history(bool enabled, size_t max_entries = 100000, int device = -1);
+std::string memory_snapshot_json(int device = -1);
 
 // A copy of a CPU tensor in page-locked (pinned) host memory, from a caching pinned allocator:
 // copies from it to a GPU run asynchronously. DataLoader(pin_memory=true) uses it.

@@ -99,6 +99,8 @@ void set_per_process_memory_fraction(double, int) { no_cuda("set_per_process_mem
 void record_stream(const Tensor&, const Stream&) { no_cuda("record_stream"); }
 void start_memory_trace(const std::string&) { no_cuda("start_memory_trace"); }
 void stop_memory_trace() {}
+void record_memory_history(bool, size_t, int) { no_cuda("_record_memory_history"); }
+std::string memory_snapshot_json(int) { no_cuda("_snapshot"); }
 
 Tensor pin_memory(const Tensor&) { no_cuda("pin_memory"); }
 bool is_pinned(const Tensor&) { return false; }

@@ -9,7 +9,8 @@
 // into _C._nn).
 namespace wick::python {
 void init_nn_more(py::module_& m);
-}
+void init_memory(py::module_& m);  // bind_memory.cpp: wick._C._memory, for wick.memory
+}  // namespace wick::python
 
 PYBIND11_MODULE(_C, m) {
   using namespace wick::python;
@@ -36,6 +37,7 @@ PYBIND11_MODULE(_C, m) {
   // pyapi: default dtype, print options, Tensor.new_* and Tensor.type()
   init_defaults(m);
   init_attention(m);  // attention
+  init_memory(m);
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

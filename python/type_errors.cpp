@@ -137,8 +137,8 @@ void rewrite_overload_error(PyObject* self, PyObject* args, PyObject* kwargs) {
 }
 
 // The function's name as the owner of what it allocates (Note [memory history] in
-// core/memory/history.h): every call from Python passes here, so "Tensor.add", "wick.conv2d"
-// name the op for free. Names are kept for the scope's lifetime (the GIL guards the cache).
+// core/memory/history.h): every call from Python passes here, so "Tensor.add", "conv2d" name
+// the op for free. Names are kept for the scope's lifetime (the GIL guards the cache).
 const char* owner_name(PyObject* self) {
   static std::unordered_map<const void*, std::string> names;
   auto it = names.find(self);
@@ -146,7 +146,15 @@ const char* owner_name(PyObject* self) {
     auto* rec = static_cast<py::detail::function_record*>(
         PyCapsule_GetPointer(self, py::detail::get_function_record_capsule_name()));
     PyErr_Clear();
-    it = names.emplace(self, rec != nullptr ? qualified_name(*rec) : std::string()).first;
+    std::string name;
+    if (rec != nullptr) {  // "conv2d", "Tensor.add": short, as a profiler names ops
+      name = rec->name;
+      if (rec->scope && PyType_Check(rec->scope.ptr())) {
+        std::string type = reinterpret_cast<PyTypeObject*>(rec->scope.ptr())->tp_name;
+        name = type.substr(type.rfind('.') + 1) + "." + name;
+      }
+    }
+    it = names.emplace(self, std::move(name)).first;
   }
   return it->second.c_str();
 }

@@ -128,6 +128,7 @@ from wick import transforms  # noqa: E402
 from wick import records  # noqa: E402
 from wick import keras  # noqa: E402
 from wick import func  # noqa: E402
+from wick import memory  # noqa: E402
 from wick.serialization import load, save  # noqa: E402,F401
 
 del _builtins

@@ -13,6 +13,11 @@ from wick.nn.parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
+# While a memory history records (wick.memory._record_memory_history), a callable that runs a
+# module call under its module path, so the allocator's history can say which layer allocated;
+# None otherwise, which costs a module call one global lookup.
+_memory_scope = None
+
 
 class _RemovableHandle:
     def __init__(self, hooks, key):
@@ -52,6 +57,11 @@ class Module:
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
+        if _memory_scope is not None:  # wick.memory is recording: it names the module path
+            return _memory_scope(self, args, kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         if not self._forward_pre_hooks and not self._forward_hooks:
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
