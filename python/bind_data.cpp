@@ -137,6 +137,33 @@ void init_data(py::module_& root) {
       },
       py::arg("shards"), py::arg("shape"), py::arg("image_key"), py::arg("label_key"),
       py::arg("transform") = py::none());
+  m.def(
+      "LMDBImageDataset",
+      [](const std::string& path, const std::vector<int64_t>& shape, const std::string& image_key,
+         const std::string& label_key, py::handle transform) -> std::shared_ptr<Dataset> {
+        data::TFRecordImageFormat format{Shape(shape), image_key, label_key};
+        return std::make_shared<data::LMDBDataset>(path, format, transform_of(transform));
+      },
+      py::arg("path"), py::arg("shape"), py::arg("image_key"), py::arg("label_key"),
+      py::arg("transform") = py::none());
+  m.def(
+      "ImageFolder",
+      [](const std::string& root, int64_t channels,
+         py::handle transform) -> std::shared_ptr<Dataset> {
+        check_value(channels == 1 || channels == 3, "ImageFolder", "channels must be 1 or 3; got ",
+                    channels);
+        return std::make_shared<data::ImageFolder>(root, static_cast<data::ImageMode>(channels),
+                                                   transform_of(transform));
+      },
+      py::arg("root"), py::arg("channels"), py::arg("transform") = py::none());
+  m.def("image_folder_samples", [](std::shared_ptr<Dataset> d) {
+    auto* folder = dynamic_cast<data::ImageFolder*>(d.get());
+    check_value(folder != nullptr, "image_folder_samples", "not an ImageFolder dataset");
+    std::vector<std::pair<std::string, int64_t>> samples;
+    for (int64_t i = 0; i < folder->size(); ++i)
+      samples.emplace_back(folder->path(i), folder->label(i));
+    return py::make_tuple(folder->classes(), samples);
+  });
   m.def("index_tfrecord_shard", &data::index_tfrecord_shard, py::arg("shard"));
   m.def(
       "TensorDataset",

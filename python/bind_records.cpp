@@ -172,6 +172,37 @@ void init_records(py::module_& m) {
     return data::crc32c(view.data(), view.size());
   });
   m.def("mask_crc", &data::mask_crc, py::arg("crc"));
+
+  py::class_<data::LMDBWriter>(m, "LMDBWriter")
+      .def(py::init<const std::string&, uint64_t>(), py::arg("path"),
+           py::arg("map_bytes") = uint64_t{1} << 30)
+      .def(
+          "put",
+          [](data::LMDBWriter& w, const std::string& key, const py::bytes& value) {
+            w.put(key, value);
+          },
+          py::arg("key"), py::arg("value"))
+      .def("commit", &data::LMDBWriter::commit, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("entries", &data::LMDBWriter::entries);
+  m.def("lmdb_key", &data::LMDBDataset::key_of, py::arg("index"));
+  m.def("has_formats", [] {
+    py::dict d;
+    d["png"] = data::has_png();
+    d["jpeg"] = data::has_jpeg();
+    d["lmdb"] = data::has_lmdb();
+    return d;
+  });
+  m.def(
+      "decode_image",
+      [](const py::bytes& data, int64_t channels, const std::string& name) {
+        check_value(channels == 1 || channels == 3, "decode_image", "channels must be 1 or 3; got ",
+                    channels);
+        std::string_view view = data;
+        std::vector<uint8_t> bytes(view.begin(), view.end());
+        py::gil_scoped_release release;
+        return data::decode_image(bytes, static_cast<data::ImageMode>(channels), name);
+      },
+      py::arg("data"), py::arg("channels"), py::arg("name") = "<bytes>");
 }
 
 }  // namespace wick::python

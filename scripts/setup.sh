@@ -27,6 +27,9 @@ packages=(
   libbenchmark-dev                           # C++ benchmarks
   libopenblas-dev                            # the BLAS NumPy uses; GEMM benchmark reference
   zlib1g-dev                                 # zlib: reading gzip-compressed MNIST files
+  libpng-dev libjpeg62-turbo-dev             # ImageFolder: PNG and JPEG decoding (optional in CMake)
+  liblmdb-dev                                # LMDB image stores (optional in CMake)
+  python3-pil                                # scripts/write_digit_images.py: digits as PNG/JPEG
   nlohmann-json3-dev                         # JSON for safetensors checkpoint headers
   libopenmpi-dev                             # MPI: the distributed backend for CPU tensors
   openmpi-bin                                # mpirun: starts the ranks of multi-process tests

@@ -45,40 +45,46 @@ Example TFRecordDataset::get_seeded(int64_t index, const SampleSeed& s) const {
   std::string payload = record(index);
   const Entry& e = records_[static_cast<size_t>(index)];
   const std::string& path = shards_[static_cast<size_t>(e.shard)]->path();
+  Example example = image_example_from_record(kOp, payload, format_,
+                                              path + ": record " + std::to_string(e.number));
+  return {apply_transform(transform_, example.input, s), example.target};
+}
+
+Example image_example_from_record(const char* op, const std::string& payload,
+                                  const TFRecordImageFormat& format, const std::string& where) {
   Features features;
   try {
     features = decode_example(payload.data(), payload.size());
   } catch (const std::runtime_error& error) {
-    throw std::runtime_error(error_message(kOp, path, ": record ", e.number, " is not a valid ",
-                                           "tf.train.Example: ", error.what()));
+    throw std::runtime_error(
+        error_message(op, where, " is not a valid tf.train.Example: ", error.what()));
   }
-  auto image_it = features.find(format_.image_key);
-  auto label_it = features.find(format_.label_key);
-  check_state(image_it != features.end() && label_it != features.end(), kOp, path, ": record ",
-              e.number, " has no feature \"",
-              image_it == features.end() ? format_.image_key : format_.label_key, "\"");
+  auto image_it = features.find(format.image_key);
+  auto label_it = features.find(format.label_key);
+  check_state(image_it != features.end() && label_it != features.end(), op, where,
+              " has no feature \"",
+              image_it == features.end() ? format.image_key : format.label_key, "\"");
   const Feature& label = label_it->second;
-  check_state(label.kind == Feature::Kind::kInt64 && label.int64_list.size() == 1, kOp, path,
-              ": record ", e.number, ": feature \"", format_.label_key,
-              "\" must hold one int64 (the class)");
+  check_state(label.kind == Feature::Kind::kInt64 && label.int64_list.size() == 1, op, where,
+              ": feature \"", format.label_key, "\" must hold one int64 (the class)");
   const Feature& pixels = image_it->second;
   int64_t numel = 1;
-  for (int64_t d : format_.shape) numel *= d;
+  for (int64_t d : format.shape) numel *= d;
   Tensor image;
   if (pixels.kind == Feature::Kind::kBytes && pixels.bytes_list.size() == 1 &&
       static_cast<int64_t>(pixels.bytes_list[0].size()) == numel) {
     image = image_from_bytes(reinterpret_cast<const uint8_t*>(pixels.bytes_list[0].data()),
-                             format_.shape);
+                             format.shape);
   } else if (pixels.kind == Feature::Kind::kFloat &&
              static_cast<int64_t>(pixels.float_list.size()) == numel) {
-    image = empty(format_.shape, kFloat32);
+    image = empty(format.shape, kFloat32);
     std::memcpy(image.data<float>(), pixels.float_list.data(), static_cast<size_t>(numel) * 4);
   } else {
-    throw std::runtime_error(error_message(
-        kOp, path, ": record ", e.number, ": feature \"", format_.image_key, "\" must hold ", numel,
-        " pixels for shape ", format_.shape, " as one bytes value or a float list"));
+    throw std::runtime_error(error_message(op, where, ": feature \"", format.image_key,
+                                           "\" must hold ", numel, " pixels for shape ",
+                                           format.shape, " as one bytes value or a float list"));
   }
-  return {apply_transform(transform_, image, s), scalar_tensor(label.int64_list[0], kInt64)};
+  return {image, scalar_tensor(label.int64_list[0], kInt64)};
 }
 
 void index_tfrecord_shard(const std::string& shard) {

@@ -45,6 +45,11 @@ class TFRecordDataset : public Dataset {
   Transform transform_;
 };
 
+// The (image, label) example in a serialized tf.train.Example laid out as `format` says; `where`
+// names the record in errors ("<file>: record 12"). Shared by TFRecordDataset and LMDBDataset.
+Example image_example_from_record(const char* op, const std::string& payload,
+                                  const TFRecordImageFormat& format, const std::string& where);
+
 // Writes `<shard>.idx` for a shard (scanning it), so later datasets open without a scan.
 void index_tfrecord_shard(const std::string& shard);
 

@@ -1,5 +1,5 @@
-"""wick.datasets: MNIST and CIFAR-10 from their standard files (torchvision.datasets), read by
-the C++ readers of data/. wick has no network access, so download=True only checks that the
+"""wick.datasets: MNIST and CIFAR-10 from their standard files, and ImageFolder over PNG/JPEG
+files (torchvision.datasets), read and decoded by the C++ readers of data/. wick has no network access, so download=True only checks that the
 files are there."""
 
 import os
@@ -77,3 +77,29 @@ class CIFAR10(_CppVisionDataset):
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         super().__init__(_C._data.CIFAR10, os.fspath(root), train, transform, target_transform)
+
+
+class ImageFolder(_CppVisionDataset):
+    """torchvision's ImageFolder: root/<class>/<file>.png|.jpg|.jpeg, classes in sorted order.
+    Each item is read and decoded (libpng, libjpeg-turbo) when asked for: images float32
+    [C, H, W] in [0, 1], C = 3 for mode "RGB" (torchvision's default loader converts to RGB) or
+    1 for "L" (grey)."""
+
+    def __init__(self, root, transform=None, target_transform=None, mode="RGB"):
+        channels = {"RGB": 3, "L": 1}.get(mode)
+        if channels is None:
+            raise ValueError(f"ImageFolder: mode must be 'RGB' or 'L'; got {mode!r}")
+        self.mode = mode
+
+        def make(root, train, cpp_transform):
+            return _C._data.ImageFolder(root, channels, cpp_transform)
+
+        super().__init__(make, os.fspath(root), True, transform, target_transform)
+        self.classes, self.samples = _C._data.image_folder_samples(self._dataset)
+        self.class_to_idx = {name: i for i, name in enumerate(self.classes)}
+        self.imgs = self.samples
+        self.targets = [label for _, label in self.samples]
+
+    def __repr__(self):
+        return (f"Dataset ImageFolder\n    Number of datapoints: {len(self)}\n"
+                f"    Root location: {self.root}")

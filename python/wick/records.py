@@ -5,6 +5,8 @@
     for record in wick.records.tf_record_iterator(path):                       # TF 1.x's iterator
         features = wick.records.decode_example(record)
 
+LMDB stores of the same Example records: LMDBWriter / write_lmdb and LMDBImageDataset.
+
 Three ways to read shards, for three kinds of pipeline:
   - TFRecordImageDataset: map-style images and labels served by the C++ reader (so the C++
     DataLoader can run it on its threads); random access through a per-shard index.
@@ -252,3 +254,58 @@ class StreamingRecordDataset(IterableDataset):
         rng.shuffle(buffer)
         for record in buffer:
             yield record if self.parse is None else self.parse(record)
+
+
+class LMDBWriter:
+    """A new LMDB store at `path` (one file), filled with put(key, value) and made durable by
+    commit() (a context manager commits on a clean exit)."""
+
+    def __init__(self, path, map_bytes=1 << 30):
+        self._writer = _C._data.LMDBWriter(os.fspath(path), map_bytes)
+
+    def put(self, key, value):
+        if not isinstance(value, (bytes, bytearray)):
+            raise TypeError(f"LMDBWriter.put: a value is bytes; got {type(value).__name__}")
+        self._writer.put(str(key), bytes(value))
+
+    def commit(self):
+        self._writer.commit()
+
+    @property
+    def entries(self):
+        return self._writer.entries
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.commit()
+
+
+def write_lmdb(path, records, map_bytes=1 << 30):
+    """Stores serialized Examples under keys "00000000", "00000001", ... (the order
+    LMDBImageDataset reads them in); returns how many."""
+    with LMDBWriter(path, map_bytes) as w:
+        for i, record in enumerate(records):
+            w.put(_C._data.lmdb_key(i), record)
+    return w.entries
+
+
+class LMDBImageDataset(_CppVisionDataset):
+    """Images and labels from an LMDB store of tf.train.Example records (write_lmdb's layout),
+    decoded like TFRecordImageDataset's; read by C++ through LMDB's memory map."""
+
+    def __init__(self, path, shape, image_key="image", label_key="label", transform=None,
+                 target_transform=None):
+        path, shape = os.fspath(path), [int(d) for d in shape]
+        self.path, self.shape = path, shape
+
+        def make(root, train, cpp_transform):
+            return _C._data.LMDBImageDataset(path, shape, image_key, label_key, cpp_transform)
+
+        super().__init__(make, path, True, transform, target_transform)
+
+    def __repr__(self):
+        return (f"Dataset LMDBImageDataset\n    Number of datapoints: {len(self)}\n"
+                f"    Path: {self.path}\n    Image shape: {tuple(self.shape)}")

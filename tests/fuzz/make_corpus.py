@@ -140,6 +140,18 @@ def main():
     put("fuzz_tfrecord", "two_tiny_images", tfrecord([tiny, tiny]))
     put("fuzz_tfrecord", "digit_and_empty", tfrecord([digit, b""]))
 
+    # Small PNG and JPEG files (Pillow writes them; the fuzzer mutates from real headers).
+    try:
+        import io
+        from PIL import Image
+        digit_image = Image.frombytes("L", (28, 28), bytes((i * 7) % 256 for i in range(784)))
+        for fmt, mode in (("PNG", "L"), ("PNG", "RGB"), ("JPEG", "L"), ("JPEG", "RGB")):
+            buffer = io.BytesIO()
+            digit_image.convert(mode).save(buffer, format=fmt)
+            put("fuzz_image", f"{fmt.lower()}_{mode.lower()}", buffer.getvalue())
+    except ImportError:
+        print("make_corpus: Pillow missing; image seeds not written")
+
     # Structure-aware checkpoint inputs are choices, not files: a few byte strings to start from.
     for i, seed in enumerate([b"\x00\x01\x02\x03", b"\x01" * 16, b"\x02\xff\x10\x80" * 8]):
         put("fuzz_checkpoint_struct", "choices%d" % i, seed)

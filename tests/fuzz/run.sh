@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
 all=(fuzz_safetensors fuzz_checkpoint fuzz_checkpoint_struct fuzz_mnist fuzz_cifar10 fuzz_trace
-     fuzz_alloc_config fuzz_tfrecord fuzz_example)
+     fuzz_alloc_config fuzz_tfrecord fuzz_example fuzz_image)
 fuzzers=("$@")
 [ ${#fuzzers[@]} -gt 0 ] || fuzzers=("${all[@]}")
 build=build-fuzz
