@@ -40,6 +40,7 @@ packages=(
   python3-torchvision                        # torchvision: the reference for wick.models
   python3-pip python3-setuptools python3-wheel python3-venv  # pip install . (setup.py)
   python3-nbconvert python3-nbclient python3-ipykernel     # tutorials: notebooks run in CI
+  chromium                                   # the memory viewer, tested in a headless browser
 )
 
 missing=()
