@@ -166,7 +166,10 @@ TEST(MemoryHistory, OutOfMemoryIsRecorded) {
 
 // Ops name their outputs (the elementwise front functions) and backward nodes their gradients.
 TEST(MemoryHistory, OpsAndBackwardNodesOwnTheirMemory) {
-  Tensor first = ones({1}, Device(kPrivateUse1));  // installs the sim allocator
+  // The sim allocator is installed by the first sim tensor; whether this test made it or found
+  // it, it leaves the slot as it was, for tests that register a PrivateUse1 backend of their own.
+  Allocator* installed = set_allocator(kPrivateUse1, nullptr);
+  set_allocator(kPrivateUse1, installed);
   auto* sim = dynamic_cast<DeviceAllocator*>(get_allocator(kPrivateUse1));
   ASSERT_NE(sim, nullptr);
   auto history = std::make_shared<MemoryHistory>();
@@ -178,6 +181,7 @@ TEST(MemoryHistory, OpsAndBackwardNodesOwnTheirMemory) {
     y.sum().backward();
   }
   sim->policy().set_history(nullptr);
+  set_allocator(kPrivateUse1, installed);
   std::vector<std::string> names = history->names();
   bool exp_alloc = false, backward_alloc = false;
   for (const HistoryEntry& e : history->entries()) {
