@@ -9,6 +9,7 @@
 #include "data/image_decode.h"
 #include "data/image_folder.h"
 #include "data/lmdb_store.h"
+#include "data/loader_timeline.h"
 #include "data/mnist.h"
 #include "data/records/example_proto.h"
 #include "data/records/tfrecord_dataset.h"

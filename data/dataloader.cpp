@@ -100,7 +100,7 @@ class DataLoader::Epoch {
   int64_t batch_length(int64_t number) const;
   Result build_batch(int64_t number) const;
   bool wait_for_batch(std::unique_lock<std::mutex>& lock);
-  void worker_loop();
+  void worker_loop(int worker);
   void stop_workers() noexcept;
   void count(const std::function<void(LoaderCounters&)>& update);  // state_->mutex held
 
@@ -215,7 +215,7 @@ void DataLoader::Epoch::start() {
   try {
     std::lock_guard<std::mutex> lock(state_->mutex);  // workers wait for it before reading
     for (int64_t w = 0; w < options_.num_workers && num_batches_ > 0; ++w) {
-      workers_.emplace_back([this] { worker_loop(); });
+      workers_.emplace_back([this, w] { worker_loop(static_cast<int>(w)); });
     }
   } catch (...) {  // std::system_error: the system would not start another thread
     stop_workers();
@@ -240,12 +240,17 @@ DataLoader::Epoch::Result DataLoader::Epoch::build_batch(int64_t number) const {
     int64_t first = number * options_.batch_size, last = first + batch_length(number);
     std::vector<Example> examples;
     examples.reserve(last - first);
+    LoaderSpan build("build batch");
     for (int64_t i = first; i < last; ++i) {
       int64_t index = order_[i];
       examples.push_back(dataset_->get_seeded(index, SampleSeed{options_.seed, epoch_, index}));
     }
-    result.batch = options_.collate ? options_.collate(examples) : default_collate(examples);
+    {
+      LoaderSpan collate("collate");
+      result.batch = options_.collate ? options_.collate(examples) : default_collate(examples);
+    }
     if (options_.pin_memory && cuda::is_available()) {  // Note [pin_memory]
+      LoaderSpan pin("pin memory");
       result.batch.input = cuda::pin_memory(result.batch.input);
       result.batch.target = cuda::pin_memory(result.batch.target);
     }
@@ -261,9 +266,10 @@ DataLoader::Epoch::Result DataLoader::Epoch::build_batch(int64_t number) const {
 // top of the training thread's team and oversubscribe the cores. Parallelism in a loader comes
 // from the workers themselves, so each one limits OpenMP to itself (the setting is per thread);
 // PyTorch does the same with torch.set_num_threads(1) in its worker processes.
-void DataLoader::Epoch::worker_loop() {
+void DataLoader::Epoch::worker_loop(int worker) {
   NoGradGuard no_grad;
   omp_set_num_threads(1);
+  LoaderTimeline* timeline = options_.timeline.get();
   std::unique_lock<std::mutex> lock(state_->mutex);
   while (true) {
     work_ready_.wait(lock, [this] {
@@ -273,7 +279,11 @@ void DataLoader::Epoch::worker_loop() {
     int64_t number = next_task_++;
     lock.unlock();
     Clock::time_point start = Clock::now();
-    Result result = build_batch(number);
+    Result result;
+    {
+      LoaderTimelineScope recording(timeline, worker + 1, number);
+      result = build_batch(number);
+    }
     double seconds = seconds_since(start);
     lock.lock();
     ready_.emplace(number, std::move(result));
@@ -301,14 +311,19 @@ bool DataLoader::Epoch::wait_for_batch(std::unique_lock<std::mutex>& lock) {
 bool DataLoader::Epoch::next(Batch& out) {
   std::lock_guard<std::mutex> consumer(consumer_mutex_);
   if (next_delivery_ >= num_batches_) {  // only a consumer (holding consumer_mutex_) writes it
+    if (options_.timeline) LoaderTimelineScope::set_for_thread(nullptr, 0, -1);
     stop_workers();
     return false;
   }
   Clock::time_point start = Clock::now();
   Result result;
+  LoaderTimeline* timeline = options_.timeline.get();
   if (options_.num_workers == 0) {
     NoGradGuard no_grad;
-    result = build_batch(next_delivery_);
+    {
+      LoaderTimelineScope recording(timeline, 0, next_delivery_);
+      result = build_batch(next_delivery_);
+    }
     double seconds = seconds_since(start);
     int64_t length = batch_length(next_delivery_);
     std::lock_guard<std::mutex> lock(state_->mutex);
@@ -325,6 +340,7 @@ bool DataLoader::Epoch::next(Batch& out) {
     check_state(wait_for_batch(lock), "DataLoader", "timed out after ", options_.timeout,
                 " seconds waiting for batch ", next_delivery_, " of epoch ", epoch_);
     double seconds = seconds_since(start);
+    if (timeline != nullptr) timeline->record("wait", next_delivery_, 0, start, Clock::now());
     auto it = ready_.find(next_delivery_);
     result = std::move(it->second);
     ready_.erase(it);
@@ -336,6 +352,8 @@ bool DataLoader::Epoch::next(Batch& out) {
     lock.unlock();
     work_ready_.notify_all();  // the window moved on by one batch
   }
+  // The training loop's own spans ("to device", "train step") count against this batch.
+  if (timeline != nullptr) LoaderTimelineScope::set_for_thread(timeline, 0, next_delivery_ - 1);
   if (result.error) std::rethrow_exception(result.error);
   out = std::move(result.batch);
   return true;

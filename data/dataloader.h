@@ -65,6 +65,7 @@
 
 #include "data/collate.h"
 #include "data/dataset.h"
+#include "data/loader_timeline.h"
 #include "data/sampler.h"
 
 namespace wick::data {
@@ -80,6 +81,7 @@ struct DataLoaderOptions {
   CollateFn collate;                 // empty: default_collate (stack inputs and targets)
   bool pin_memory = false;           // page-locked batches for fast GPU copies (Note [pin_memory])
   double timeout = 0;                // seconds to wait for a worker's batch; 0: no limit
+  std::shared_ptr<LoaderTimeline> timeline;  // where each batch's time went (loader_timeline.h)
 };
 
 // Note [loader counters]

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/file_io.h"
+#include "data/loader_timeline.h"
 
 namespace wick::data {
 
@@ -63,7 +64,16 @@ Example ImageFolder::get(int64_t index) const { return get_seeded(index, {0, 0, 
 Example ImageFolder::get_seeded(int64_t index, const SampleSeed& s) const {
   check_example_index(kOp, index, size());
   const Sample& sample = samples_[static_cast<size_t>(index)];
-  Tensor image = decode_image(read_file(sample.path, kOp), mode_, sample.path);
+  std::vector<uint8_t> bytes;
+  {
+    LoaderSpan read("read");
+    bytes = read_file(sample.path, kOp);
+  }
+  Tensor image;
+  {
+    LoaderSpan decode("decode");
+    image = decode_image(bytes, mode_, sample.path);
+  }
   return {apply_transform(transform_, image, s), scalar_tensor(sample.label, kInt64)};
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "data/loader_timeline.h"
 
 #ifdef WICK_HAVE_LMDB
 #include <lmdb.h>
@@ -174,8 +175,13 @@ std::string LMDBDataset::value(int64_t) const { return {}; }
 Example LMDBDataset::get(int64_t index) const { return get_seeded(index, {0, 0, index}); }
 
 Example LMDBDataset::get_seeded(int64_t index, const SampleSeed& s) const {
+  std::string payload;
+  {
+    LoaderSpan read("read");
+    payload = value(index);
+  }
   Example example =
-      image_example_from_record(kOp, value(index), format_, path_ + ": key " + key_of(index));
+      image_example_from_record(kOp, payload, format_, path_ + ": key " + key_of(index));
   return {apply_transform(transform_, example.input, s), example.target};
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/loader_timeline.h"
 
 namespace wick::data {
 
@@ -43,6 +44,7 @@ uint64_t sample_generator_seed(const SampleSeed& s) {
 
 Tensor apply_transform(const Transform& transform, const Tensor& input, const SampleSeed& s) {
   if (!transform) return input;
+  LoaderSpan span("transform");
   Generator generator(sample_generator_seed(s));
   return transform(input, generator);
 }

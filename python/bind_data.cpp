@@ -184,7 +184,8 @@ void init_data(py::module_& root) {
   py::class_<data::DataLoader>(m, "DataLoader")
       .def(py::init([](std::shared_ptr<Dataset> dataset, int64_t batch_size, bool shuffle,
                        int64_t num_workers, int64_t prefetch_factor, bool drop_last, uint64_t seed,
-                       bool pin_memory, double timeout) {
+                       bool pin_memory, double timeout,
+                       std::shared_ptr<data::LoaderTimeline> timeline) {
              data::DataLoaderOptions o;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
@@ -194,11 +195,12 @@ void init_data(py::module_& root) {
              o.seed = seed;
              o.pin_memory = pin_memory;
              o.timeout = timeout;
+             o.timeline = std::move(timeline);
              return std::make_unique<data::DataLoader>(std::move(dataset), o);
            }),
            py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle"), py::arg("num_workers"),
            py::arg("prefetch_factor"), py::arg("drop_last"), py::arg("seed"), py::arg("pin_memory"),
-           py::arg("timeout") = 0.0)
+           py::arg("timeout") = 0.0, py::arg("timeline") = nullptr)
       .def("__len__", &data::DataLoader::size)
       .def(
           "__iter__", [](data::DataLoader& l) { return std::make_unique<LoaderIterator>(l); },

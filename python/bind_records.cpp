@@ -84,6 +84,35 @@ data::Features features_from_python(const py::dict& features) {
 }  // namespace
 
 void init_records(py::module_& m) {
+  py::class_<data::LoaderTimeline, std::shared_ptr<data::LoaderTimeline>>(m, "LoaderTimeline")
+      .def(py::init<size_t>(), py::arg("max_events") = 200000)
+      .def("clear", &data::LoaderTimeline::clear)
+      .def("events",
+           [](const data::LoaderTimeline& t) {
+             py::list out;
+             for (const data::LoaderEvent& e : t.events())
+               out.append(py::make_tuple(e.stage, e.batch, e.lane, e.start_us, e.end_us));
+             return out;
+           })
+      .def_property_readonly("dropped", &data::LoaderTimeline::dropped)
+      .def("summary", &data::LoaderTimeline::summary)
+      .def("write_chrome_trace", &data::LoaderTimeline::write_chrome_trace, py::arg("path"))
+      .def("write_svg", &data::LoaderTimeline::write_svg, py::arg("path"), py::arg("title"))
+      // For the Python loader's workers and the training loop: a span with times measured in
+      // Python (time.perf_counter() seconds are on the same steady clock as C++'s).
+      .def(
+          "record",
+          [](data::LoaderTimeline& t, const std::string& stage, int64_t batch, int lane,
+             double start_seconds, double end_seconds) {
+            using Clock = data::LoaderTimeline::Clock;
+            auto at = [](double s) {
+              return Clock::time_point(
+                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
+            };
+            t.record(stage, batch, lane, at(start_seconds), at(end_seconds));
+          },
+          py::arg("stage"), py::arg("batch"), py::arg("lane"), py::arg("start"), py::arg("end"));
+
   py::class_<data::TFRecordWriter>(m, "TFRecordWriter")
       .def(py::init<const std::string&>(), py::arg("path"))
       .def(

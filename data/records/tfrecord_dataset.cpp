@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/file_io.h"
+#include "data/loader_timeline.h"
 #include "data/records/example_proto.h"
 
 namespace wick::data {
@@ -42,7 +43,11 @@ std::string TFRecordDataset::record(int64_t index) const {
 Example TFRecordDataset::get(int64_t index) const { return get_seeded(index, {0, 0, index}); }
 
 Example TFRecordDataset::get_seeded(int64_t index, const SampleSeed& s) const {
-  std::string payload = record(index);
+  std::string payload;
+  {
+    LoaderSpan read("read");
+    payload = record(index);
+  }
   const Entry& e = records_[static_cast<size_t>(index)];
   const std::string& path = shards_[static_cast<size_t>(e.shard)]->path();
   Example example = image_example_from_record(kOp, payload, format_,
@@ -52,6 +57,7 @@ Example TFRecordDataset::get_seeded(int64_t index, const SampleSeed& s) const {
 
 Example image_example_from_record(const char* op, const std::string& payload,
                                   const TFRecordImageFormat& format, const std::string& where) {
+  LoaderSpan decode("decode");
   Features features;
   try {
     features = decode_example(payload.data(), payload.size());

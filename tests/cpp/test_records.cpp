@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "data/data.h"
@@ -160,6 +161,50 @@ TEST(TFRecord, ImageDatasetGivesTheMnistDigits) {
       },
       "record 0: feature \"image\" must hold 3072 pixels");
   expect_error<std::out_of_range>([&] { dataset->get(64); }, "TFRecordDataset");
+}
+
+TEST(LoaderTimeline, RecordsWhereEachBatchsTimeWent) {
+  auto dataset = std::make_shared<TFRecordDataset>(std::vector<std::string>{digits_path()},
+                                                   TFRecordImageFormat{Shape{1, 28, 28}});
+  for (int64_t workers : {0, 2}) {
+    auto timeline = std::make_shared<LoaderTimeline>();
+    DataLoaderOptions options;
+    options.batch_size = 16;
+    options.num_workers = workers;
+    options.timeline = timeline;
+    DataLoader loader(dataset, options);
+    for (Batch& b : loader) {
+      LoaderSpan step("train step");  // the training loop's own span lands on the consumer lane
+      (void)b;
+    }
+    std::map<std::string, int64_t> counts;
+    for (const LoaderEvent& e : timeline->events()) {
+      ++counts[e.stage];
+      EXPECT_LE(e.start_us, e.end_us);
+      EXPECT_GE(e.batch, 0);
+      if (e.stage == "train step" || e.stage == "wait") EXPECT_EQ(e.lane, 0);
+      if (workers > 0 && e.stage == "decode") EXPECT_GE(e.lane, 1);
+    }
+    EXPECT_EQ(counts["read"], 64) << workers;
+    EXPECT_EQ(counts["decode"], 64);
+    EXPECT_EQ(counts["build batch"], 4);
+    EXPECT_EQ(counts["collate"], 4);
+    EXPECT_EQ(counts["train step"], 4);
+    EXPECT_EQ(counts["wait"], workers > 0 ? 4 : 0);
+    EXPECT_NE(timeline->summary().find("decode"), std::string::npos);
+  }
+  // Outside a loader nothing is recorded, and a full timeline counts what it dropped.
+  { LoaderSpan alone("read"); }
+  LoaderTimeline small(2);
+  LoaderTimelineScope scope(&small, 0, 0);
+  for (int i = 0; i < 5; ++i) LoaderSpan s("x");
+  EXPECT_EQ(small.events().size(), 2u);
+  EXPECT_EQ(small.dropped(), 3);
+  TempFile svg("timeline.svg"), trace("timeline.json");
+  small.write_svg(svg.path(), "two spans");
+  small.write_chrome_trace(trace.path());
+  EXPECT_NE(read_bytes(svg.path()).find("<svg"), std::string::npos);
+  EXPECT_NE(read_bytes(trace.path()).find("\"traceEvents\""), std::string::npos);
 }
 
 }  // namespace
