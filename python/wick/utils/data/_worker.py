@@ -1,13 +1,17 @@
 """get_worker_info (torch.utils.data.get_worker_info): what a DataLoader worker knows about itself.
 
-wick's Python DataLoader runs its workers as threads (see dataloader.py), so the information is
-thread-local: get_worker_info() is None on the thread that iterates the loader and a WorkerInfo
-on a worker thread, which is what PyTorch's per-process answer looks like to the dataset code.
+wick's Python DataLoader runs its workers as threads by default (see dataloader.py), so the
+information is thread-local: get_worker_info() is None on the thread that iterates the loader and
+a WorkerInfo on a worker thread, which is what PyTorch's per-process answer looks like to the
+dataset code. With a multiprocessing_context the workers are processes (_process_workers.py) and
+the information is the whole worker process's, as in PyTorch, so threads the dataset starts see it
+too.
 """
 
 import threading
 
 _local = threading.local()
+_process_info = None  # set in a worker process only
 
 
 class WorkerInfo:
@@ -31,8 +35,14 @@ class WorkerInfo:
 
 def get_worker_info():
     """The WorkerInfo of the DataLoader worker calling it, or None outside a worker."""
-    return getattr(_local, "info", None)
+    info = getattr(_local, "info", None)
+    return info if info is not None else _process_info
 
 
 def _set_worker_info(info):
     _local.info = info
+
+
+def _set_process_worker_info(info):
+    global _process_info
+    _process_info = info

@@ -6,18 +6,25 @@ Two engines behind one class:
     Python sampler or collate_fn is given: worker threads build batches without the GIL, in
     sampler order, with bounded prefetch;
   - a Python loader for everything else: Python datasets, samplers and collate functions, with
-    num_workers threads prefetching batches in order (threads rather than processes: wick's ops
-    run in C++, and a worker's exception is re-raised at its batch, as PyTorch does).
-IterableDatasets (streams, no sampler) are served by iterable.py; get_worker_info() works in the
-workers of both paths.
+    num_workers workers prefetching batches in order, and a worker's exception re-raised at its
+    batch, as PyTorch does. The workers are threads by default (multiprocessing_context=None):
+    they start at once, share the dataset without pickling it, and suit datasets whose work is
+    wick ops, which run in C++ without the GIL. Given a multiprocessing_context ("fork", "spawn",
+    "forkserver" or a context object) they are processes, as in PyTorch
+    (_process_workers.py): the way to scale a transform written in Python, which threads
+    serialize on the GIL; their batches come back through shared memory (_shared_memory.py).
+    The C++ engine above keeps its threads either way: they already run without the GIL.
+IterableDatasets (streams, no sampler) are served by iterable.py, or by the worker processes;
+get_worker_info() works in the workers of every path.
 """
 
 import collections.abc
-import threading
+import multiprocessing
 import queue
+import threading
 
 from wick import _C
-from wick.utils.data import iterable
+from wick.utils.data import _process_workers, iterable
 from wick.utils.data._worker import WorkerInfo, _set_worker_info
 from wick.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -107,6 +114,28 @@ def _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, dro
                             f"{type(value).__name__} ({value!r})")
 
 
+def _check_context(multiprocessing_context, num_workers):
+    """The multiprocessing context a DataLoader's option names, or None for worker threads;
+    PyTorch's checks and messages."""
+    if multiprocessing_context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError(f"multiprocessing_context can only be used with multi-process loading "
+                         f"(num_workers > 0), but got num_workers={num_workers}")
+    if isinstance(multiprocessing_context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if multiprocessing_context not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start method "
+                             f"in {methods!r}, but got "
+                             f"multiprocessing_context={multiprocessing_context!r}")
+        return multiprocessing.get_context(multiprocessing_context)
+    if not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
+        raise TypeError(f"multiprocessing_context option should be a valid context object or a "
+                        f"string specifying the start method, but got "
+                        f"multiprocessing_context={multiprocessing_context!r}")
+    return multiprocessing_context
+
+
 def _draw_seed():
     # Each epoch's workers get seeds base + worker id, base drawn from wick's generator (PyTorch's
     # WorkerInfo.seed), so wick.manual_seed makes them reproducible.
@@ -125,12 +154,16 @@ def _reraise_from_worker(error, worker_id, where):
 
 
 class DataLoader:
+    _pool = None  # persistent_workers' processes, kept between epochs
+
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
         _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, drop_last,
                        timeout, worker_init_fn, prefetch_factor, persistent_workers, collate_fn)
+        self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
+        self.persistent_workers = bool(persistent_workers)
         if isinstance(dataset, iterable.IterableDataset):
             self._init_iterable(dataset, batch_size, shuffle, sampler, batch_sampler,
                                 num_workers, collate_fn, pin_memory, drop_last, timeout,
@@ -210,10 +243,12 @@ class DataLoader:
         return len(self.sampler)
 
     def __iter__(self):
-        if self._iterable:
-            return iterable.iterate(self, _draw_seed())
         if self._cpp is not None:
             return iter(self._cpp)
+        if self.multiprocessing_context is not None:
+            return self._processes()
+        if self._iterable:
+            return iterable.iterate(self, _draw_seed())
         if self.batch_sampler is None:  # batch_size=None: examples one by one
             return (self.collate_fn(self.dataset[i]) if self.collate_fn is not default_collate
                     else self.dataset[i] for i in self.sampler)
@@ -236,6 +271,31 @@ class DataLoader:
     def stats(self):
         """The C++ loader's counters (wait and work seconds, ...), or None for the Python one."""
         return self._cpp.stats() if self._cpp is not None else None
+
+    def _processes(self):
+        """This epoch's batches from worker processes: the persistent ones, or new ones that end
+        with the epoch."""
+        pool = self._pool
+        if pool is None or pool.closed:
+            auto = self.batch_size is not None
+            collate = self.collate_fn if auto else (
+                None if self.collate_fn is default_collate else self.collate_fn)
+            fetch = _process_workers._Fetch(self.dataset, self._iterable, auto, collate,
+                                            self.batch_size, self.drop_last)
+            pool = _process_workers.WorkerPool(self.multiprocessing_context, fetch,
+                                               self.worker_init_fn, self.num_workers,
+                                               self.prefetch_factor, _draw_seed())
+            self._pool = pool if self.persistent_workers else None
+        if self._iterable:
+            indices = None
+        else:
+            indices = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+        return _process_workers.EpochIterator(pool, indices, not self.persistent_workers,
+                                              self.timeout)
+
+    def __del__(self):
+        if self._pool is not None:
+            self._pool.close()
 
     def _fetch(self, indices):
         return self.collate_fn([self.dataset[i] for i in indices])

@@ -46,6 +46,11 @@ class TensorDataset(Dataset):
     def __len__(self):
         return self.tensors[0].shape[0]
 
+    def __reduce__(self):
+        # Rebuilt from the tensors, C++ twin included: that twin does not pickle, and a "spawn"
+        # DataLoader worker gets its dataset as a pickle.
+        return TensorDataset, tuple(self.tensors)
+
 
 class Subset(Dataset):
     def __init__(self, dataset, indices):
