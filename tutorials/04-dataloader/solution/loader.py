@@ -11,6 +11,9 @@ GIL serialises threads, which is why PyTorch uses processes and tf.data runs its
 import queue
 import threading
 import time
+from multiprocessing import shared_memory
+
+import numpy as np
 
 
 def default_collate(samples):
@@ -102,3 +105,30 @@ class Loader:
             for w in workers:
                 w.join()
         # END SOLUTION
+
+
+def to_shared(array):
+    """Step 4, in a worker process: copies a NumPy array into a new shared-memory segment and
+    returns the handle to send instead of the data, (segment name, shape, dtype string). The
+    segment is closed here but not unlinked: the consumer owns it now."""
+    # BEGIN SOLUTION: SharedMemory(create=True, size=nbytes); copy in through an ndarray on .buf; close
+    segment = shared_memory.SharedMemory(create=True, size=max(array.nbytes, 1))
+    view = np.ndarray(array.shape, array.dtype, buffer=segment.buf)
+    view[...] = array
+    del view  # a segment cannot close while an array still points into it
+    segment.close()
+    return segment.name, array.shape, array.dtype.str
+    # END SOLUTION
+
+
+def from_shared(handle):
+    """Step 4, in the consumer: the array of a to_shared handle, copied out of the segment, which
+    is then unlinked so that nothing is left in /dev/shm."""
+    # BEGIN SOLUTION: attach by name; copy out of an ndarray on .buf; unlink, then close
+    name, shape, dtype = handle
+    segment = shared_memory.SharedMemory(name=name)
+    array = np.ndarray(shape, dtype, buffer=segment.buf).copy()
+    segment.unlink()
+    segment.close()
+    return array
+    # END SOLUTION

@@ -11,6 +11,9 @@ GIL serialises threads, which is why PyTorch uses processes and tf.data runs its
 import queue
 import threading
 import time
+from multiprocessing import shared_memory
+
+import numpy as np
 
 
 def default_collate(samples):
@@ -56,3 +59,18 @@ class Loader:
             return
         # TODO(04): __iter__: start workers; prime prefetch_factor*num_workers tasks; reorder; re-raise
         raise NotImplementedError("__iter__: start workers; prime prefetch_factor*num_workers tasks; reorder; re-raise")
+
+
+def to_shared(array):
+    """Step 4, in a worker process: copies a NumPy array into a new shared-memory segment and
+    returns the handle to send instead of the data, (segment name, shape, dtype string). The
+    segment is closed here but not unlinked: the consumer owns it now."""
+    # TODO(04): to_shared: SharedMemory(create=True, size=nbytes); copy in through an ndarray on .buf; close
+    raise NotImplementedError("to_shared: SharedMemory(create=True, size=nbytes); copy in through an ndarray on .buf; close")
+
+
+def from_shared(handle):
+    """Step 4, in the consumer: the array of a to_shared handle, copied out of the segment, which
+    is then unlinked so that nothing is left in /dev/shm."""
+    # TODO(04): from_shared: attach by name; copy out of an ndarray on .buf; unlink, then close
+    raise NotImplementedError("from_shared: attach by name; copy out of an ndarray on .buf; unlink, then close")
