@@ -206,6 +206,12 @@ def test_persistent_workers_keep_their_processes_between_epochs():
         break
     assert [b["index"].tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6, 7]]
     assert loader._pool is pool and not pool.closed
+    older = iter(loader)
+    next(older)
+    assert len(list(loader)) == 4  # a newer epoch takes the workers over...
+    with pytest.raises(RuntimeError, match="replaced by a newer iter"):
+        next(older)  # ...and the older one says so rather than mixing the two
+    assert loader._pool is pool and not pool.closed
     pids = [p.pid for p in pool.workers]
     del loader, batch
     gc.collect()
