@@ -31,6 +31,16 @@ const char* colour_of(const std::string& stage) {
 LoaderTimeline::LoaderTimeline(size_t max_events)
     : origin_(Clock::now()), max_events_(max_events) {}
 
+void LoaderTimeline::set_recording(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recording_ = on;
+}
+
+bool LoaderTimeline::recording() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recording_;
+}
+
 void LoaderTimeline::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   events_.clear();
@@ -45,6 +55,7 @@ double LoaderTimeline::micros(Clock::time_point t) const {
 void LoaderTimeline::record(const std::string& stage, int64_t batch, int lane,
                             Clock::time_point start, Clock::time_point end) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!recording_) return;
   if (events_.size() >= max_events_) {
     ++dropped_;
     return;

@@ -39,6 +39,10 @@ class LoaderTimeline {
   explicit LoaderTimeline(size_t max_events = 200000);
 
   void clear();  // forgets the events and restarts the clock
+  // While false, record() ignores spans: a program records one epoch and then stops, although
+  // its loader keeps the timeline.
+  void set_recording(bool on);
+  bool recording() const;
   void record(const std::string& stage, int64_t batch, int lane, Clock::time_point start,
               Clock::time_point end);
   std::vector<LoaderEvent> events() const;
@@ -55,6 +59,7 @@ class LoaderTimeline {
   Clock::time_point origin_;
   size_t max_events_;
   int64_t dropped_ = 0;
+  bool recording_ = true;
   std::vector<LoaderEvent> events_;
 };
 

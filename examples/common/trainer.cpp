@@ -50,10 +50,13 @@ struct Trainer::State {
   distributed::Timeline timeline;
   int64_t timeline_step = -1;  // --timeline: the global step to record
   std::string timeline_path;
+  std::shared_ptr<data::LoaderTimeline> loader_timeline;  // --loader-timeline, else null
+  std::string loader_timeline_path;
   bool main() const { return rank == 0; }
 
   void start_timeline();
   void finish_timeline(int64_t step);
+  void finish_loader_timeline(int64_t epoch);
   EpochResult train_epoch(nn::Module& model, optim::Optimizer& optimizer,
                           optim::LRScheduler* scheduler, data::DataLoader& loader, int64_t epoch,
                           int64_t epochs, std::vector<Series>& curve, int64_t& global_step);
@@ -87,7 +90,10 @@ void add_training_flags(Flags& flags, const TrainingDefaults& defaults) {
       .add("timeout", "30", "--ddp: seconds to wait for the other ranks before failing")
       .add("timeline", "",
            "write a Chrome trace of one training step here, and an SVG next to it (.svg)")
-      .add("timeline-step", "10", "--timeline: the step to record (counted from 1)");
+      .add("timeline-step", "10", "--timeline: the step to record (counted from 1)")
+      .add("loader-timeline", "",
+           "write a Chrome trace of the first epoch's data loading here (where each batch's "
+           "time went), and an SVG next to it");
 }
 
 bool parse_training_flags(Flags& flags, int argc, char** argv) {
@@ -107,6 +113,10 @@ Trainer::Trainer(std::string program, const Flags& flags) : state_(std::make_uni
   s.program = std::move(program);
   s.flags = &flags;
   s.device = Device(flags.str("device"));
+  if (flags.has("loader-timeline")) {
+    s.loader_timeline = std::make_shared<data::LoaderTimeline>();
+    s.loader_timeline_path = flags.str("loader-timeline");
+  }
   const std::string ddp = flags.str("ddp");
   if (!ddp.empty() && (ddp == "nccl") != s.device.is_cuda()) {
     // The backend decides where the gradients live: MPI reduces CPU tensors, NCCL GPU ones.
@@ -162,6 +172,7 @@ data::DataLoaderOptions Trainer::train_loader_options(size_t dataset_size) const
   options.pin_memory = s.device.is_cuda();  // Note [pin_memory] in data/dataloader.h
   options.seed = draw_loader_seed();
   options.shuffle = true;
+  options.timeline = s.loader_timeline;
   if (s.distributed) {
     // Each rank its own shard of every epoch, reshuffled per epoch. Every rank draws the same
     // seed, and the shards interleave the permutation one process would use with that seed, so N
@@ -206,6 +217,21 @@ void Trainer::State::finish_timeline(int64_t step) {
               static_cast<long long>(step), timeline_path.c_str(), svg.c_str());
 }
 
+// --loader-timeline: the first epoch's spans, then recording stops (the loader keeps the
+// timeline, so later epochs would otherwise add to it).
+void Trainer::State::finish_loader_timeline(int64_t epoch) {
+  if (!loader_timeline->recording()) return;
+  loader_timeline->set_recording(false);
+  if (!main()) return;
+  std::string svg = std::filesystem::path(loader_timeline_path).replace_extension(".svg").string();
+  loader_timeline->write_chrome_trace(loader_timeline_path);
+  loader_timeline->write_svg(svg, program + ": data loading in epoch " + std::to_string(epoch) +
+                                      ", " + std::to_string(flags->integer("workers")) +
+                                      " workers");
+  std::printf("\nloader timeline of epoch %lld: %s and %s\n  %s\n", static_cast<long long>(epoch),
+              loader_timeline_path.c_str(), svg.c_str(), loader_timeline->summary().c_str());
+}
+
 EpochResult Trainer::State::train_epoch(nn::Module& model, optim::Optimizer& optimizer,
                                         optim::LRScheduler* scheduler, data::DataLoader& loader,
                                         int64_t epoch, int64_t epochs, std::vector<Series>& curve,
@@ -225,23 +251,31 @@ EpochResult Trainer::State::train_epoch(nn::Module& model, optim::Optimizer& opt
     // --timeline records one step: forward, backward (with DDP's buckets), optimizer.
     distributed::Timeline* recording = global_step + 1 == timeline_step ? &timeline : nullptr;
     if (recording) start_timeline();
-    Tensor input = batch.input.to(device), target = batch.target.to(device), logits, loss;
+    Tensor input, target, logits, loss;
     {
-      distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "forward");
-      AutocastGuard guard(input.device().type, autocast_dtype, autocast);
-      logits = model(input);
-      loss = nn::F::cross_entropy(logits, target);
+      data::LoaderSpan span("to device");  // recorded only under --loader-timeline
+      input = batch.input.to(device);
+      target = batch.target.to(device);
     }
     {
-      distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "backward");
-      optimizer.zero_grad();
-      scaler.scale(loss).backward();
-    }
-    {
-      distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "optimizer step");
-      scaler.step(optimizer);
-      scaler.update();
-      if (scheduler) scheduler->step();
+      data::LoaderSpan step_span("train step");
+      {
+        distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "forward");
+        AutocastGuard guard(input.device().type, autocast_dtype, autocast);
+        logits = model(input);
+        loss = nn::F::cross_entropy(logits, target);
+      }
+      {
+        distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "backward");
+        optimizer.zero_grad();
+        scaler.scale(loss).backward();
+      }
+      {
+        distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "optimizer step");
+        scaler.step(optimizer);
+        scaler.update();
+        if (scheduler) scheduler->step();
+      }
     }
     ++global_step;
     if (recording) finish_timeline(global_step);
@@ -352,8 +386,10 @@ void Trainer::fit(std::shared_ptr<nn::Module> model, optim::Optimizer& optimizer
   for (int64_t epoch = state.epoch + 1; epoch <= last_epoch; ++epoch) {
     train_loader.set_epoch(epoch - 1);  // the shuffle order depends only on (seed, epoch)
     double lr = optimizer.param_groups()[0].options.at("lr");
+    if (s.loader_timeline) s.loader_timeline->clear();  // t = 0 at this epoch's start
     EpochResult train = s.train_epoch(trained, optimizer, scheduler, train_loader, epoch, epochs,
                                       loss_curve, state.global_step);
+    if (s.loader_timeline) s.finish_loader_timeline(epoch);
     if (training_peak_rss == 0) {  // memory of training alone, before evaluation's big batches
       training_peak_rss = peak_rss_mib();
       training_peak_tensors = cpu_allocator()->stats().peak_allocated_bytes / 1048576.0;

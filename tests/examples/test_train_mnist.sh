@@ -27,6 +27,16 @@ accuracy=$(awk -F, '$1 == 2 {print $5}' "$tmp/straight.csv")
 awk -v a="$accuracy" 'BEGIN { exit !(a > 0.9) }' || { echo "test accuracy $accuracy <= 0.9" >&2; exit 1; }
 [ -s "$tmp/straight.svg" ] || { echo "no training chart written" >&2; exit 1; }
 
+# --loader-timeline: the first epoch's loading as a Chrome trace and an SVG, with its summary.
+"$binary" "${common[@]}" --epochs 2 --steps-per-epoch 20 --loader-timeline "$tmp/loader.json" \
+  --metrics "$tmp/timeline.csv" > "$tmp/timeline.log"
+grep -q "loader timeline of epoch 1" "$tmp/timeline.log" || { cat "$tmp/timeline.log"; exit 1; }
+grep -q '"name": "train step"' "$tmp/loader.json" && grep -q '"name": "collate"' "$tmp/loader.json" ||
+  { echo "the loader timeline lacks train step or collate spans" >&2; exit 1; }
+[ "$(grep -c '"name": "train step"' "$tmp/loader.json")" -eq 20 ] ||
+  { echo "the loader timeline should hold epoch 1's 20 steps only" >&2; exit 1; }
+grep -q "<svg" "$tmp/loader.svg" || { echo "no loader timeline SVG" >&2; exit 1; }
+
 # Mixed precision (the acceptance of the mixed-precision issue): the same two epochs under bf16
 # and fp16 autocast end within 0.5 points of float32's test accuracy; fp16 logs its loss scale.
 amp_accuracy=()
