@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <memory>
 
 #include "data/data.h"
 #include "data/records/crc32c.h"
@@ -83,7 +84,27 @@ data::Features features_from_python(const py::dict& features) {
 
 }  // namespace
 
+// `with LoaderSpan("train step"):` in a training loop: recorded into the timeline of the C++
+// loader this thread last took a batch from (Note in data/loader_timeline.h), else nothing.
+struct PyLoaderSpan {
+  std::string stage;
+  std::unique_ptr<data::LoaderSpan> span;
+};
+
 void init_records(py::module_& m) {
+  py::class_<PyLoaderSpan>(m, "LoaderSpan")
+      .def(py::init([](std::string stage) { return PyLoaderSpan{std::move(stage), {}}; }),
+           py::arg("stage"))
+      .def("__enter__",
+           [](PyLoaderSpan& s) -> PyLoaderSpan& {
+             s.span = std::make_unique<data::LoaderSpan>(s.stage);
+             return s;
+           })
+      .def("__exit__", [](PyLoaderSpan& s, py::args) {
+        s.span.reset();
+        return false;
+      });
+
   py::class_<data::LoaderTimeline, std::shared_ptr<data::LoaderTimeline>>(m, "LoaderTimeline")
       .def(py::init<size_t>(), py::arg("max_events") = 200000)
       .def("clear", &data::LoaderTimeline::clear)
