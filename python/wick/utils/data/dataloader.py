@@ -14,6 +14,8 @@ Two engines behind one class:
     (_process_workers.py): the way to scale a transform written in Python, which threads
     serialize on the GIL; their batches come back through shared memory (_shared_memory.py).
     The C++ engine above keeps its threads either way: they already run without the GIL.
+    "fork" copies only the thread that forks: with other threads busy in wick (a C++ loader, a
+    threaded one), "spawn" or "forkserver" is the safe choice, as with PyTorch.
 IterableDatasets (streams, no sampler) are served by iterable.py, or by the worker processes;
 get_worker_info() works in the workers of every path.
 """
