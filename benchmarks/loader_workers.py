@@ -3,13 +3,14 @@ worker threads (the default) and with worker processes (multiprocessing_context=
 side in one run.
 
     .venv/bin/python benchmarks/loader_workers.py [--samples 1024] [--workers 2] [--repeats 3]
+                                                  [--batch-size 32] [--passes 3]
 
 Each sample is a 28 x 28 image blurred --passes times with a 3 x 3 box filter by a pixel-by-pixel
-Python loop (a few milliseconds of pure Python holding the GIL), then turned into a wick tensor and batched
-by default_collate. Threads take turns on the GIL, so they cannot beat one process here; worker
-processes each have their own interpreter and should approach num_workers times faster. Every
-configuration must deliver the same batches (checked), and each epoch includes starting and
-stopping its workers, as a non-persistent DataLoader does."""
+Python loop (a few milliseconds of pure Python holding the GIL), then turned into a wick tensor
+and batched by default_collate. Threads take turns on the GIL, so they cannot beat one process
+here; worker processes each have their own interpreter and should approach num_workers times
+faster. Every configuration must deliver the same batches (checked), and each epoch includes
+starting and stopping its workers, as a non-persistent DataLoader does."""
 
 import argparse
 import os
