@@ -24,9 +24,11 @@ import collections.abc
 import multiprocessing
 import queue
 import threading
+import time
 
 from wick import _C
 from wick.utils.data import _process_workers, iterable
+from wick.utils.data import timeline as _timeline
 from wick.utils.data._worker import WorkerInfo, _set_worker_info
 from wick.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -161,11 +163,18 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 timeline=None):
         _check_options(batch_size, shuffle, sampler, batch_sampler, num_workers, drop_last,
                        timeout, worker_init_fn, prefetch_factor, persistent_workers, collate_fn)
         self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
         self.persistent_workers = bool(persistent_workers)
+        # wick's addition: a LoaderTimeline (wick.utils.data.timeline) to record where each
+        # batch's time went. Not recorded: inside worker processes, and IterableDatasets.
+        if timeline is not None and not isinstance(timeline, _timeline.LoaderTimeline):
+            raise TypeError(f"[DataLoader] timeline must be a wick.utils.data.LoaderTimeline; "
+                            f"got {type(timeline).__name__}")
+        self.timeline = timeline
         if isinstance(dataset, iterable.IterableDataset):
             self._init_iterable(dataset, batch_size, shuffle, sampler, batch_sampler,
                                 num_workers, collate_fn, pin_memory, drop_last, timeout,
@@ -193,7 +202,7 @@ class DataLoader:
             seed = int(_C.randint(0, 2**62, (1,)).item())
             self._cpp = _C._data.DataLoader(cpp_dataset, batch_size, bool(shuffle), num_workers,
                                             self.prefetch_factor, drop_last, seed, pin_memory,
-                                            float(timeout))
+                                            float(timeout), timeline)
             return
         if batch_sampler is None:
             if sampler is None:
@@ -255,7 +264,7 @@ class DataLoader:
             return (self.collate_fn(self.dataset[i]) if self.collate_fn is not default_collate
                     else self.dataset[i] for i in self.sampler)
         if self.num_workers == 0:
-            return (self._fetch(indices) for indices in self.batch_sampler)
+            return self._in_this_thread(iter(self.batch_sampler))
         return self._threaded(iter(self.batch_sampler))
 
     def set_epoch(self, epoch):
@@ -299,8 +308,27 @@ class DataLoader:
         if self._pool is not None:
             self._pool.close()
 
-    def _fetch(self, indices):
-        return self.collate_fn([self.dataset[i] for i in indices])
+    def _fetch(self, indices, number=-1, lane=0):
+        if self.timeline is None:
+            return self.collate_fn([self.dataset[i] for i in indices])
+        start = time.perf_counter()
+        try:
+            return self.collate_fn([self.dataset[i] for i in indices])
+        finally:
+            self.timeline.record("build batch", number, lane, start, time.perf_counter())
+
+    def _delivered(self, number):
+        """The training loop's loader_span()s now count against batch `number` (-1: none)."""
+        if self.timeline is not None:
+            _timeline.loader_span._python_context = (
+                (self.timeline, number) if number >= 0 else None)
+
+    def _in_this_thread(self, batches):
+        for number, indices in enumerate(batches):
+            batch = self._fetch(indices, number, 0)
+            self._delivered(number)
+            yield batch
+        self._delivered(-1)
 
     def _threaded(self, batches):
         """Batches built by num_workers threads, delivered in sampler order; at most
@@ -331,7 +359,7 @@ class DataLoader:
                     return
                 number, indices = item
                 try:
-                    result = (True, self._fetch(indices))
+                    result = (True, self._fetch(indices, number, worker_id + 1))
                 except BaseException as e:  # noqa: B902  re-raised in the consumer
                     result = (False, e)
                 with ready:
@@ -358,6 +386,7 @@ class DataLoader:
                     submitted += 1
                 if delivered == submitted:
                     return
+                wait_start = time.perf_counter()
                 with ready:
                     arrived = ready.wait_for(lambda: delivered in results or init_errors,
                                              timeout)
@@ -368,11 +397,15 @@ class DataLoader:
                         raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds "
                                            f"waiting for batch {delivered}")
                     ok, value = results.pop(delivered)
+                if self.timeline is not None:
+                    self.timeline.record("wait", delivered, 0, wait_start, time.perf_counter())
+                    self._delivered(delivered)
                 delivered += 1
                 if not ok:
                     raise value
                 yield value
         finally:
+            self._delivered(-1)
             stop.set()
             for _ in threads:
                 tasks.put(None)
