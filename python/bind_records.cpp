@@ -108,6 +108,8 @@ void init_records(py::module_& m) {
   py::class_<data::LoaderTimeline, std::shared_ptr<data::LoaderTimeline>>(m, "LoaderTimeline")
       .def(py::init<size_t>(), py::arg("max_events") = 200000)
       .def("clear", &data::LoaderTimeline::clear)
+      .def("set_recording", &data::LoaderTimeline::set_recording, py::arg("on"))
+      .def("recording", &data::LoaderTimeline::recording)
       .def("events",
            [](const data::LoaderTimeline& t) {
              py::list out;

@@ -23,7 +23,7 @@ import time
 import wick
 import wick.nn.functional as F
 from wick import nn
-from wick.utils.data import DataLoader
+from wick.utils.data import DataLoader, LoaderTimeline, loader_span
 from wick.utils.data.distributed import DistributedSampler
 
 from common.svg_chart import write_chart
@@ -53,6 +53,9 @@ def add_arguments(parser, epochs, batch_size, lr, metrics):
     parser.add_argument("--ddp", action="store_true",
                         help="data-parallel over the processes of mpirun "
                              "(MPI backend; NCCL with --device cuda)")
+    parser.add_argument("--loader-timeline", default="",
+                        help="write a Chrome trace of the first epoch's data loading here (where "
+                             "each batch's time went), and an SVG next to it")
     parser.add_argument("--steps-per-epoch", type=int, default=0,
                         help="train at most this many batches per epoch (0: all)")
     parser.add_argument("--stop-after-epoch", type=int, default=0,
@@ -121,6 +124,8 @@ class Trainer:
         self.amp_dtype = {"none": None, "bf16": wick.bfloat16, "fp16": wick.float16}[args.amp]
         self.scaler = wick.amp.GradScaler(self.device.type, enabled=args.amp == "fp16")
         self.sampler = None
+        # --loader-timeline: the training loader records its first epoch into this.
+        self.loader_timeline = LoaderTimeline() if args.loader_timeline else None
 
     def say(self, *parts, **kwargs):
         if self.rank == 0:
@@ -143,7 +148,8 @@ class Trainer:
         sampler = self.sampler if train else None
         loader = DataLoader(dataset, batch_size=batch_size, shuffle=train and sampler is None,
                             sampler=sampler, num_workers=self.args.workers,
-                            pin_memory=self.device.type == "cuda")
+                            pin_memory=self.device.type == "cuda",
+                            timeline=self.loader_timeline if train else None)
         if len(loader) == 0:
             what = "training" if train else "test"
             self.fail(f"the {what} set in {getattr(dataset, 'root', '?')} has {len(dataset)} "
@@ -174,6 +180,22 @@ class Trainer:
         self.say(f"resumed from {path} after epoch {epoch}")
         return epoch
 
+    def finish_loader_timeline(self, epoch):
+        """--loader-timeline: the first epoch's spans, then recording stops (the loader keeps
+        the timeline, so later epochs would otherwise add to it)."""
+        timeline = self.loader_timeline
+        if timeline is None or not timeline.recording():
+            return
+        timeline.set_recording(False)
+        if self.rank != 0:
+            return
+        path = self.args.loader_timeline
+        svg = os.path.splitext(path)[0] + ".svg"
+        timeline.write_chrome_trace(path)
+        timeline.write_svg(svg, f"{self.program}: data loading in epoch {epoch}, "
+                                f"{self.args.workers} workers")
+        self.say(f"\nloader timeline of epoch {epoch}: {path} and {svg}\n  {timeline.summary()}")
+
     def train_epoch(self, model, optimizer, scheduler, loader, epoch, curve):
         """One epoch: cross-entropy on the logits; the optimizer, then the scheduler (if any),
         stepped every batch - a schedule counts steps, not epochs."""
@@ -187,17 +209,19 @@ class Trainer:
         for batch, (images, labels) in enumerate(loader, 1):
             if batch > steps:  # --steps-per-epoch
                 break
-            images, labels = images.to(self.device), labels.to(self.device)
-            with wick.autocast(self.device.type, dtype=self.amp_dtype,
-                               enabled=self.amp_dtype is not None):
-                logits = model(images)
-                loss = F.cross_entropy(logits, labels)
-            optimizer.zero_grad()
-            self.scaler.scale(loss).backward()
-            self.scaler.step(optimizer)
-            self.scaler.update()
-            if scheduler:
-                scheduler.step()
+            with loader_span("to device"):  # recorded only under --loader-timeline
+                images, labels = images.to(self.device), labels.to(self.device)
+            with loader_span("train step"):
+                with wick.autocast(self.device.type, dtype=self.amp_dtype,
+                                   enabled=self.amp_dtype is not None):
+                    logits = model(images)
+                    loss = F.cross_entropy(logits, labels)
+                optimizer.zero_grad()
+                self.scaler.scale(loss).backward()
+                self.scaler.step(optimizer)
+                self.scaler.update()
+                if scheduler:
+                    scheduler.step()
             n, batch_loss = labels.shape[0], loss.item()
             loss_sum += batch_loss * n
             correct += (logits.argmax(1) == labels).sum().item()
@@ -260,8 +284,11 @@ class Trainer:
             for epoch in range(first_epoch, last_epoch + 1):
                 train_loader.set_epoch(epoch - 1)  # the order depends only on (seed, epoch)
                 lr = optimizer.param_groups[0]["lr"]
+                if self.loader_timeline is not None:
+                    self.loader_timeline.clear()  # t = 0 at this epoch's start
                 train = self.train_epoch(trained, optimizer, scheduler, train_loader, epoch,
                                          loss_curve)
+                self.finish_loader_timeline(epoch)
                 stats = train_loader.stats()
                 wait = stats["epoch"]["wait_seconds"] if stats else 0.0
                 test = self.evaluate(model, test_loader)

@@ -76,3 +76,20 @@ def test_bad_timeline_argument_and_cap():
     small = LoaderTimeline(3)
     list(DataLoader(Slow(), batch_size=2, timeline=small))
     assert len(small.events()) == 3 and small.dropped == 9
+
+
+def test_train_mnist_py_writes_the_first_epochs_timeline(tmp_path):
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run(
+        [sys.executable, os.path.join(root, "examples", "train_mnist.py"), "--model", "mlp",
+         "--epochs", "2", "--steps-per-epoch", "12", "--loader-timeline",
+         str(tmp_path / "loader.json"), "--metrics", str(tmp_path / "m.csv")],
+        capture_output=True, text=True, timeout=300, cwd=root,
+        env=dict(os.environ, WICK_BUILD_DIR=os.environ.get("WICK_BUILD_DIR", "build")))
+    assert out.returncode == 0, out.stderr
+    assert "loader timeline of epoch 1" in out.stdout
+    events = json.load(open(tmp_path / "loader.json"))["traceEvents"]
+    assert sum(e.get("name") == "train step" for e in events) == 12  # epoch 1 only
+    assert (tmp_path / "loader.svg").read_text().startswith("<svg")
