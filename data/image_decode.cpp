@@ -139,6 +139,7 @@ bool has_jpeg() {
 }
 
 Tensor decode_image(const std::vector<uint8_t>& bytes, ImageMode mode, const std::string& name) {
+  (void)mode;  // unused when wick is built without both libraries
   if (is_png(bytes)) {
 #ifdef WICK_HAVE_PNG
     return decode_png(bytes, mode, name);
