@@ -93,7 +93,9 @@ struct PyLoaderSpan {
 
 void init_records(py::module_& m) {
   py::class_<PyLoaderSpan>(m, "LoaderSpan")
-      .def(py::init([](std::string stage) { return PyLoaderSpan{std::move(stage), {}}; }),
+      .def(py::init([](std::string stage) {
+             return PyLoaderSpan{std::move(stage), {}};
+           }),
            py::arg("stage"))
       .def("__enter__",
            [](PyLoaderSpan& s) -> PyLoaderSpan& {
