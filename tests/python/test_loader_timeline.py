@@ -93,3 +93,20 @@ def test_train_mnist_py_writes_the_first_epochs_timeline(tmp_path):
     events = json.load(open(tmp_path / "loader.json"))["traceEvents"]
     assert sum(e.get("name") == "train step" for e in events) == 12  # epoch 1 only
     assert (tmp_path / "loader.svg").read_text().startswith("<svg")
+
+
+def test_worker_processes_send_their_build_spans():
+    timeline = LoaderTimeline()
+    loader = DataLoader(Slow(), batch_size=4, num_workers=2, multiprocessing_context="fork",
+                        timeline=timeline)
+    for _ in loader:
+        with loader_span("train step"):
+            pass
+    builds = [e for e in timeline.events() if e[0] == "build batch"]
+    assert sorted(b for _, b, *_ in builds) == list(range(6))
+    assert {lane for _, _, lane, _, _ in builds} == {1, 2}  # worker w on lane w + 1
+    assert all(end - start >= 0.003 * 1e6 for *_, start, end in builds)
+    assert counts(timeline)["wait"] == 6 and counts(timeline)["train step"] == 6
+    # The processes' clock is the parent's: every build starts within the epoch.
+    waits = [e for e in timeline.events() if e[0] == "wait"]
+    assert min(s for *_, s, _ in builds) >= min(s for *_, s, _ in waits) - 1e6

@@ -114,6 +114,7 @@ def _worker_loop(fetch, worker_init_fn, worker_id, num_workers, seed, index_queu
             if task is None:
                 return
             task_epoch, number, indices = task
+            start = time.perf_counter()  # CLOCK_MONOTONIC: one clock for all processes
             if done_event.is_set() or task_epoch != epoch.value:
                 reply = (_STALE, None)
             elif init_error is not None:
@@ -131,13 +132,14 @@ def _worker_loop(fetch, worker_init_fn, worker_id, num_workers, seed, index_queu
                     reply = (_ENDED, None)
                 except Exception:  # noqa: BLE001  re-raised in the main process
                     reply = _error_reply(worker_id, "")
+            span = (start, time.perf_counter())  # for a LoaderTimeline's "build batch"
             try:
-                message = ForkingPickler.dumps((task_epoch, number, reply))
+                message = ForkingPickler.dumps((task_epoch, number, reply, span))
             except Exception:  # noqa: BLE001  e.g. a batch holding an unpicklable object
                 if reply[0] == _BATCH:
                     _shared_memory.discard(reply[1])
                 reply = _error_reply(worker_id, " while sending a batch")
-                message = ForkingPickler.dumps((task_epoch, number, reply))
+                message = ForkingPickler.dumps((task_epoch, number, reply, span))
             # Written before the next task is taken, not left to a feeder thread: a worker that
             # dies later cannot take a delivered batch (and its shared memory) with it.
             results.send_bytes(message)
@@ -162,6 +164,7 @@ class WorkerPool:
         self.prefetch_factor = prefetch_factor
         self.outstanding = [0] * num_workers
         self.replies = {}  # (epoch, number) -> reply, received and not yet delivered
+        self.spans = {}  # (epoch, number) -> (worker id, start, end) of building it
         self.epoch = context.Value("q", -1, lock=False)
         self.done_event = context.Event()
         self.index_queues = [context.Queue() for _ in range(num_workers)]
@@ -221,13 +224,14 @@ class WorkerPool:
     def _read(self, reader):
         worker_id = self.readers[reader]
         try:
-            epoch, number, reply = pickle.loads(reader.recv_bytes())
+            epoch, number, reply, (start, end) = pickle.loads(reader.recv_bytes())
         except (EOFError, OSError):
             del self.readers[reader]
             reader.close()
             return None
         self.outstanding[worker_id] -= 1
         self.replies[epoch, number] = reply
+        self.spans[epoch, number] = (worker_id, start, end)
         return worker_id, epoch, number, reply
 
     def _raise_dead(self, worker_id):
@@ -305,8 +309,9 @@ class EpochIterator:
     """One epoch's batches, in sampler order (or, for an IterableDataset, worker 0's first batch,
     worker 1's first, ..., skipping workers whose stream ended: the thread path's order)."""
 
-    def __init__(self, pool, indices, owns_pool, timeout):
+    def __init__(self, pool, indices, owns_pool, timeout, timeline=None):
         self._pool = pool
+        self._timeline = timeline  # a LoaderTimeline, or None
         self._indices = indices  # None for an IterableDataset
         self._owns_pool = owns_pool
         self._timeout = timeout
@@ -349,6 +354,7 @@ class EpochIterator:
             self._finish()  # the newer epoch owns the workers now
             raise RuntimeError("DataLoader: this iterator's epoch was replaced by a newer iter() "
                                "of the same loader (persistent workers serve one epoch at a time)")
+        wait_start = time.perf_counter()
         try:
             while True:
                 self._fill()
@@ -362,6 +368,7 @@ class EpochIterator:
                 if reply is None:
                     self._receive()
                     continue
+                self._record(self._delivered, wait_start)
                 self._delivered += 1
                 kind, payload = reply
                 if kind == _BATCH:
@@ -375,6 +382,19 @@ class EpochIterator:
             if not isinstance(error, StopIteration):
                 self._finish(broken=True)
             raise
+
+    def _record(self, number, wait_start):
+        """The batch's build (on its worker's lane) and the consumer's wait for it."""
+        span = self._pool.spans.pop((self._epoch, number), None)
+        if self._timeline is None:
+            return
+        from wick.utils.data import timeline as _timeline
+
+        if span is not None:
+            worker_id, start, end = span
+            self._timeline.record("build batch", number, worker_id + 1, start, end)
+        self._timeline.record("wait", number, 0, wait_start, time.perf_counter())
+        _timeline.loader_span._python_context = (self._timeline, number)
 
     def _receive(self):
         worker_id, epoch, number, reply = self._pool.receive(self._timeout)
@@ -390,8 +410,14 @@ class EpochIterator:
         if pool is None or os.getpid() != self._pid:  # a forked child's copy owns nothing
             return
         self._pool = None
+        if self._timeline is not None:
+            from wick.utils.data import timeline as _timeline
+
+            _timeline.loader_span._python_context = None
         for key in [key for key in pool.replies if key[0] == self._epoch]:
             discard(pool.replies.pop(key))
+        for key in [key for key in pool.spans if key[0] <= self._epoch]:
+            del pool.spans[key]
         # A persistent pool survives an early break (the next epoch makes its leftover tasks
         # stale) but not an error, a dead worker or a timeout.
         if self._owns_pool or (broken and pool.epoch.value == self._epoch):

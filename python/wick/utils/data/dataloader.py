@@ -170,7 +170,7 @@ class DataLoader:
         self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
         self.persistent_workers = bool(persistent_workers)
         # wick's addition: a LoaderTimeline (wick.utils.data.timeline) to record where each
-        # batch's time went. Not recorded: inside worker processes, and IterableDatasets.
+        # batch's time went. Not recorded for IterableDatasets on threads.
         if timeline is not None and not isinstance(timeline, _timeline.LoaderTimeline):
             raise TypeError(f"[DataLoader] timeline must be a wick.utils.data.LoaderTimeline; "
                             f"got {type(timeline).__name__}")
@@ -302,7 +302,7 @@ class DataLoader:
         else:
             indices = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
         return _process_workers.EpochIterator(pool, indices, not self.persistent_workers,
-                                              self.timeout)
+                                              self.timeout, self.timeline)
 
     def __del__(self):
         if self._pool is not None:

@@ -10,8 +10,9 @@
 
 The C++ loader (built-in datasets) records its workers' spans itself: "build batch", and inside
 it per example "read", "decode", "transform", then "collate"; the consumer's "wait". The Python
-loader (Python datasets) records "build batch" per batch on each worker's lane and "wait" on the
-consumer's, with times from time.perf_counter(), the same monotonic clock.
+loader (Python datasets) records "build batch" per batch on each worker's lane - worker threads
+or worker processes, which send their times with the batch - and "wait" on the consumer's. Times
+come from time.perf_counter(), CLOCK_MONOTONIC, one clock for C++ and every process.
 """
 
 import time
