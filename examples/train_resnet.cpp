@@ -88,7 +88,8 @@ int main(int argc, char** argv) try {
   optim::SGD optimizer(model->parameters(), sgd);
   data::DataLoader train_loader(images.train, trainer.train_loader_options(images.train->size()));
   // Cosine over every step of the run, not per epoch: a short run still ends near zero.
-  optim::CosineAnnealingLR schedule(optimizer, flags.integer("epochs") * train_loader.size());
+  optim::CosineAnnealingLR schedule(
+      optimizer, flags.integer("epochs") * trainer.optimizer_steps(train_loader.size()));
   data::DataLoader test_loader(images.test, trainer.test_loader_options(500));
   examples::require_batches("train_resnet", "the training set in " + folder, images.train->size(),
                             batch_size, train_loader.size());

@@ -78,8 +78,8 @@ def main():
     train_loader = trainer.loader(train_set, train=True)
     test_loader = trainer.loader(test_set, train=False, batch_size=500)
     # Cosine over every step of the run, not per epoch: a short run still ends near zero.
-    schedule = wick.optim.lr_scheduler.CosineAnnealingLR(optimizer,
-                                                         T_max=args.epochs * len(train_loader))
+    steps = args.epochs * trainer.optimizer_steps(len(train_loader))
+    schedule = wick.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps)
     trainer.say(f"{name} from {folder}; SGD lr {args.lr:g} momentum {args.momentum:g} weight "
                 f"decay {args.weight_decay:g}, cosine over {args.epochs} epochs")
     trainer.fit(model, optimizer, schedule, train_loader, test_loader, args.model)

@@ -77,6 +77,9 @@ void add_training_flags(Flags& flags, const TrainingDefaults& defaults) {
       .add("device", "cpu", "cpu or cuda (with --ddp nccl, each rank uses its own GPU)")
       .add("amp", "none", "mixed precision: none, bf16 or fp16 (fp16 adds dynamic loss scaling)")
       .add("steps-per-epoch", "0", "train at most this many batches per epoch (0: all)")
+      .add("accumulate", "1",
+           "average the gradients of this many batches before each optimizer step (under --ddp "
+           "the backward passes before the last skip the all-reduce: DDP's no_sync)")
       .add("stop-after-epoch", "0",
            "end after this epoch, as if interrupted, with the schedule still set for --epochs: "
            "--resume continues the same run (0: run all epochs)")
@@ -129,6 +132,8 @@ Trainer::Trainer(std::string program, const Flags& flags) : state_(std::make_uni
               "--amp must be none, bf16 or fp16; got '", amp_mode, "'");
   check_value(flags.integer("epochs") > 0 && flags.integer("batch-size") > 0, s.program.c_str(),
               "--epochs and --batch-size must be positive");
+  check_value(flags.integer("accumulate") >= 1, s.program.c_str(),
+              "--accumulate must be at least 1; got ", flags.integer("accumulate"));
   s.autocast = amp_mode != "none";
   s.autocast_dtype = amp_mode == "fp16" ? kFloat16 : kBFloat16;
   if (amp_mode == "fp16") s.scaler = amp::GradScaler();
@@ -182,6 +187,11 @@ data::DataLoaderOptions Trainer::train_loader_options(size_t dataset_size) const
         static_cast<int64_t>(dataset_size), s.world, s.rank, /*shuffle=*/true, options.seed);
   }
   return options;
+}
+
+int64_t Trainer::optimizer_steps(int64_t batches) const {
+  int64_t k = state_->flags->integer("accumulate");
+  return (batches + k - 1) / k;
 }
 
 data::DataLoaderOptions Trainer::test_loader_options(int64_t batch_size) const {
@@ -242,6 +252,10 @@ EpochResult Trainer::State::train_epoch(nn::Module& model, optim::Optimizer& opt
     steps = std::min(steps, flags->integer("steps-per-epoch"));
   }
   ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(epochs), steps);
+  // --accumulate K: batches [g*K, g*K + K) make one optimizer step; each one's loss is divided by
+  // the group's size, so the summed gradients are the mean over the group's examples when the
+  // batches are equal (the last group of an epoch may be shorter).
+  const int64_t accumulate = flags->integer("accumulate");
   auto start = Clock::now();
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, batches = 0;
@@ -249,7 +263,11 @@ EpochResult Trainer::State::train_epoch(nn::Module& model, optim::Optimizer& opt
   for (data::Batch& batch : loader) {
     if (batches == steps) break;  // --steps-per-epoch
     // --timeline records one step: forward, backward (with DDP's buckets), optimizer.
-    distributed::Timeline* recording = global_step + 1 == timeline_step ? &timeline : nullptr;
+    const int64_t position = batches % accumulate;  // in this batch's group
+    const int64_t group = std::min(accumulate, steps - (batches - position));
+    const bool steps_now = position + 1 == group;
+    distributed::Timeline* recording =
+        global_step + 1 == timeline_step && steps_now ? &timeline : nullptr;
     if (recording) start_timeline();
     Tensor input, target, logits, loss;
     {
@@ -259,6 +277,10 @@ EpochResult Trainer::State::train_epoch(nn::Module& model, optim::Optimizer& opt
     }
     {
       data::LoaderSpan step_span("train step");
+      // DDP's no_sync() for every batch of a group but the last: the forward decides whether
+      // its backward all-reduces, so the whole forward and backward are inside.
+      std::optional<distributed::DistributedDataParallel::NoSyncGuard> no_sync;
+      if (ddp && !steps_now) no_sync.emplace(ddp.get());
       {
         distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "forward");
         AutocastGuard guard(input.device().type, autocast_dtype, autocast);
@@ -267,17 +289,18 @@ EpochResult Trainer::State::train_epoch(nn::Module& model, optim::Optimizer& opt
       }
       {
         distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "backward");
-        optimizer.zero_grad();
-        scaler.scale(loss).backward();
+        if (position == 0) optimizer.zero_grad();
+        scaler.scale(group > 1 ? loss / static_cast<double>(group) : loss).backward();
       }
-      {
+      no_sync.reset();
+      if (steps_now) {
         distributed::Timeline::Scope scope(recording, distributed::Lane::Compute, "optimizer step");
         scaler.step(optimizer);
         scaler.update();
         if (scheduler) scheduler->step();
       }
     }
-    ++global_step;
+    if (steps_now) ++global_step;
     if (recording) finish_timeline(global_step);
     double batch_loss = loss.item<double>();
     int64_t n = target.size(0);

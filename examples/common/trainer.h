@@ -59,6 +59,9 @@ class Trainer {
   // their model alike get the same batches and the same crops and flips.
   data::DataLoaderOptions train_loader_options(size_t dataset_size) const;
   data::DataLoaderOptions test_loader_options(int64_t batch_size) const;
+  // Optimizer steps in an epoch of `batches` batches: one per --accumulate batches (a schedule's
+  // length counts these).
+  int64_t optimizer_steps(int64_t batches) const;
 
   // Resumes from --resume, wraps the model in DDP under --ddp, then trains --epochs epochs:
   // cross-entropy on the logits, the optimizer and then the scheduler (if any) stepped every

@@ -13,6 +13,7 @@ examples/common/trainer.{h,cpp}: the common flags, mixed precision (--amp), data
     trainer.fit(model, optimizer, scheduler, train_loader, test_loader, "resnet20")
 """
 
+import contextlib
 import csv
 import json
 import os
@@ -53,6 +54,10 @@ def add_arguments(parser, epochs, batch_size, lr, metrics):
     parser.add_argument("--ddp", action="store_true",
                         help="data-parallel over the processes of mpirun "
                              "(MPI backend; NCCL with --device cuda)")
+    parser.add_argument("--accumulate", type=int, default=1,
+                        help="average the gradients of this many batches before each optimizer "
+                             "step (under --ddp the backward passes before the last skip the "
+                             "all-reduce: DDP's no_sync)")
     parser.add_argument("--loader-timeline", default="",
                         help="write a Chrome trace of the first epoch's data loading here (where "
                              "each batch's time went), and an SVG next to it")
@@ -105,6 +110,8 @@ class Trainer:
         self.program, self.args = program, args
         if args.epochs <= 0 or args.batch_size <= 0 or args.steps_per_epoch < 0:
             self.fail("--epochs and --batch-size must be positive, --steps-per-epoch not negative")
+        if args.accumulate < 1:
+            self.fail(f"--accumulate must be at least 1; got {args.accumulate}")
         if args.device == "cuda" and not wick.cuda.is_available():
             self.fail(f"--device cuda: no CUDA device is available (wick built with CUDA: "
                       f"{wick.backends.cuda.is_built()})")
@@ -134,6 +141,10 @@ class Trainer:
     def fail(self, message):
         print(f"[{self.program}] {message}", file=sys.stderr)
         sys.exit(2)
+
+    def optimizer_steps(self, batches):
+        """Optimizer steps in an epoch of `batches` batches: one per --accumulate batches."""
+        return -(-batches // self.args.accumulate)
 
     def loader(self, dataset, train, batch_size=None):
         """The training loader (shuffled, or each rank's shard under --ddp) or the test loader.
@@ -204,6 +215,9 @@ class Trainer:
         if self.args.steps_per_epoch > 0:
             steps = min(steps, self.args.steps_per_epoch)
         bar = ProgressBar(f"epoch {epoch}/{self.args.epochs}", steps, quiet=self.rank != 0)
+        # --accumulate K: batches of one group make one optimizer step, each loss divided by the
+        # group's size (the last group of an epoch may be shorter), as the C++ twin does.
+        accumulate = self.args.accumulate
         start = time.perf_counter()
         loss_sum, correct, seen = 0.0, 0, 0
         for batch, (images, labels) in enumerate(loader, 1):
@@ -211,17 +225,27 @@ class Trainer:
                 break
             with loader_span("to device"):  # recorded only under --loader-timeline
                 images, labels = images.to(self.device), labels.to(self.device)
+            position = (batch - 1) % accumulate
+            group = min(accumulate, steps - (batch - 1 - position))
+            steps_now = position + 1 == group
+            # DDP's no_sync() for every batch of a group but the last: the forward decides
+            # whether its backward all-reduces, so forward and backward are both inside.
+            no_sync = (model.no_sync() if self.args.ddp and not steps_now
+                       else contextlib.nullcontext())
             with loader_span("train step"):
-                with wick.autocast(self.device.type, dtype=self.amp_dtype,
-                                   enabled=self.amp_dtype is not None):
-                    logits = model(images)
-                    loss = F.cross_entropy(logits, labels)
-                optimizer.zero_grad()
-                self.scaler.scale(loss).backward()
-                self.scaler.step(optimizer)
-                self.scaler.update()
-                if scheduler:
-                    scheduler.step()
+                with no_sync:
+                    with wick.autocast(self.device.type, dtype=self.amp_dtype,
+                                       enabled=self.amp_dtype is not None):
+                        logits = model(images)
+                        loss = F.cross_entropy(logits, labels)
+                    if position == 0:
+                        optimizer.zero_grad()
+                    self.scaler.scale(loss / group if group > 1 else loss).backward()
+                if steps_now:
+                    self.scaler.step(optimizer)
+                    self.scaler.update()
+                    if scheduler:
+                        scheduler.step()
             n, batch_loss = labels.shape[0], loss.item()
             loss_sum += batch_loss * n
             correct += (logits.argmax(1) == labels).sum().item()

@@ -27,6 +27,13 @@ accuracy=$(awk -F, '$1 == 2 {print $5}' "$tmp/straight.csv")
 awk -v a="$accuracy" 'BEGIN { exit !(a > 0.9) }' || { echo "test accuracy $accuracy <= 0.9" >&2; exit 1; }
 [ -s "$tmp/straight.svg" ] || { echo "no training chart written" >&2; exit 1; }
 
+# --accumulate 2 with batches of 32 takes the steps batches of 64 take: the same numbers.
+"$binary" "${common[@]}" --epochs 1 --metrics "$tmp/b64.csv" > /dev/null
+"$binary" "${common[@]}" --epochs 1 --batch-size 32 --accumulate 2 --metrics "$tmp/acc.csv" > /dev/null
+[ "$(awk -F, '$1 == 1 {print $2, $3, $4, $5}' "$tmp/b64.csv")" = \
+  "$(awk -F, '$1 == 1 {print $2, $3, $4, $5}' "$tmp/acc.csv")" ] ||
+  { echo "--accumulate 2 with batch 32 differs from batch 64" >&2; exit 1; }
+
 # --loader-timeline: the first epoch's loading as a Chrome trace and an SVG, with its summary.
 "$binary" "${common[@]}" --epochs 2 --steps-per-epoch 20 --loader-timeline "$tmp/loader.json" \
   --metrics "$tmp/timeline.csv" > "$tmp/timeline.log"
@@ -50,6 +57,10 @@ done
 awk -F, '$1 == 2 && $9 < 2 {exit 1}' "$tmp/fp16.csv" ||
   { echo "--amp fp16 did not record a loss scale" >&2; exit 1; }
 
+set +e
+"$binary" --accumulate 0 > "$tmp/bad.log" 2>&1; code=$?
+set -e
+[ "$code" -eq 2 ] && grep -q "accumulate must be at least 1; got 0" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 set +e
 "$binary" --model resnet > "$tmp/bad.log" 2>&1; code=$?
 set -e
