@@ -26,6 +26,7 @@
 
 #include "core/autocast.h"
 #include "core/device.h"
+#include "core/dispatch_observer.h"
 #include "core/error.h"
 #include "core/kernels.h"
 #include "core/tensor.h"
@@ -165,8 +166,86 @@ struct KernelSignature<void (*)(Params...)> {
 
 }  // namespace detail
 
-// Runs the kernel for `op` on `device`, or the CPU fallback (Note [operator fallback]).
+template <class Fn, class... Args>
+void dispatch(OpKey op, Device device, Args&&... args);
+
 namespace detail {
+
+// Shows a call to the thread's observer and replays recorded ones (Note [dispatch observer] in
+// core/dispatch_observer.h): one instantiation per kernel signature.
+template <class Fn>
+struct ObservedCall;
+
+template <class... Params>
+struct ObservedCall<void (*)(Params...)> {
+  using Fn = void (*)(Params...);
+  using Args = std::tuple<std::decay_t<Params>...>;  // tensor slots stay undefined
+  template <class P>
+  static constexpr bool is_tensor = std::is_same_v<std::decay_t<P>, Tensor>;
+  static constexpr bool kIsTensor[sizeof...(Params) + 1] = {is_tensor<Params>..., false};
+  static constexpr int tensor_index(size_t i) {
+    int n = 0;
+    for (size_t k = 0; k < i; ++k) n += kIsTensor[k];
+    return n;
+  }
+  static constexpr int kNumTensors = tensor_index(sizeof...(Params));
+
+  template <class P, class A>
+  static std::decay_t<P> capture(const A& arg) {
+    if constexpr (is_tensor<P>) {
+      return Tensor();
+    } else {
+      return std::decay_t<P>(arg);
+    }
+  }
+  template <size_t I>
+  static decltype(auto) arg(Args& args, Tensor* const* tensors) {
+    if constexpr (kIsTensor[I]) {
+      return static_cast<Tensor&>(*tensors[tensor_index(I)]);
+    } else {
+      return static_cast<std::tuple_element_t<I, Args>&>(std::get<I>(args));
+    }
+  }
+  template <size_t... I>
+  static void call_with(Fn fn, Args& args, Tensor* const* tensors, std::index_sequence<I...>) {
+    fn(arg<I>(args, tensors)...);
+  }
+  static void call(KernelThunk::RawFn fn, const void* args, Tensor* const* tensors) {
+    Args copy = *static_cast<const Args*>(args);
+    call_with(reinterpret_cast<Fn>(fn), copy, tensors, std::index_sequence_for<Params...>{});
+  }
+  template <size_t... I>
+  static void dispatch_with(OpKey op, Device device, Args& args, Tensor* const* tensors,
+                            std::index_sequence<I...>) {
+    wick::dispatch<Fn>(op, device, arg<I>(args, tensors)...);
+  }
+  static void redispatch(OpKey op, Device device, const void* args, Tensor* const* tensors) {
+    Args copy = *static_cast<const Args*>(args);
+    dispatch_with(op, device, copy, tensors, std::index_sequence_for<Params...>{});
+  }
+  static KernelThunk::RawFn find(OpKey op, DeviceType device);
+  static constexpr KernelThunk kThunk = {&call, &redispatch, &find, kNumTensors};
+
+  template <class P, class A>
+  static void note(DispatchCall& call, AttrNamer& namer, const A& arg) {
+    if constexpr (is_tensor<P>) {
+      call.tensors.push_back(&static_cast<const Tensor&>(arg));
+      call.writable.push_back(std::is_same_v<P, Tensor&>);
+    } else {
+      describe_arg(namer, call.attrs, std::decay_t<P>(arg));
+    }
+  }
+  template <class... A>
+  static void observe(OpKey op, Device device, const A&... args) {
+    DispatchCall call{op, device, {}, {}, {}, nullptr, &kThunk};
+    AttrNamer namer{op};
+    (note<Params>(call, namer, args), ...);
+    call.args = std::make_shared<const Args>(capture<Params>(args)...);
+    current_dispatch_observer()->on_dispatch(call);
+  }
+};
+
+// Runs the kernel for `op` on `device`, or the CPU fallback (Note [operator fallback]).
 inline void first_dtype(DType& dtype, bool& found, const Tensor& t) {
   if (!found && t.defined()) dtype = t.dtype(), found = true;
 }
@@ -176,6 +255,7 @@ void first_dtype(DType&, bool&, const T&) {}
 
 template <class Fn, class... Args>
 void dispatch(OpKey op, Device device, Args&&... args) {
+  if (detail::dispatch_observed()) detail::ObservedCall<Fn>::observe(op, device, args...);
   if (autocast::is_recording()) {  // Note [autocast]: the debug record of what ran in which dtype
     DType dtype = kFloat32;
     bool found = false;
@@ -193,5 +273,12 @@ void dispatch(OpKey op, Device device, Args&&... args) {
   note_fallback(op, device);
   detail::KernelSignature<Fn>::call_on_host(op, host, std::forward<Args>(args)...);
 }
+
+namespace detail {
+template <class... Params>
+KernelThunk::RawFn ObservedCall<void (*)(Params...)>::find(OpKey op, DeviceType device) {
+  return reinterpret_cast<KernelThunk::RawFn>(kernel_registry().find<Fn>(op, device));
+}
+}  // namespace detail
 
 }  // namespace wick
