@@ -12,7 +12,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBRARY = ("core", "autograd", "cuda", "sim", "nn", "data", "distributed")
+LIBRARY = ("core", "autograd", "cuda", "sim", "nn", "data", "distributed", "jit")
 ABOVE_THE_LIBRARY = {"python", "tools", "examples", "benchmarks", "tests", "tutorials"}
 
 # (files the rule covers, folders they must not include, why)
@@ -27,7 +27,7 @@ RULES = [
      "tensors, dispatch, memory and kernels know nothing of autograd; only the op front "
      "functions (core/ops/) record nodes, autocast asks grad mode, and print shows grad_fn"),
     (lambda path: path.startswith(("core/", "autograd/", "nn/")),
-     {"cuda", "sim", "distributed", "nn", "data"} | ABOVE_THE_LIBRARY,
+     {"cuda", "sim", "distributed", "nn", "data", "jit"} | ABOVE_THE_LIBRARY,
      "core, autograd and nn reach devices only through the dispatcher and core/backend.h"),
     (lambda path: path.startswith(("cuda/", "sim/")),
      {"autograd", "nn", "data", "distributed", "cuda", "sim"} | ABOVE_THE_LIBRARY,
@@ -37,6 +37,9 @@ RULES = [
      "the data loader is independent of models and of distribution"),
     (lambda path: path.startswith("distributed/"), ABOVE_THE_LIBRARY,
      "the library never includes the binding, tools or tests"),
+    (lambda path: path.startswith("jit/"),
+     {"cuda", "sim", "data", "distributed"} | ABOVE_THE_LIBRARY,
+     "the graph compiler traces through the dispatcher and reaches devices only through it"),
 ]
 # data/ may use the public CUDA API (cuda/api.h has a CPU-only twin) to pin batches.
 ALLOWED = {("data/dataloader.cpp", "cuda/api.h")}

@@ -1,0 +1,59 @@
+// The executor: replays a Graph with every kernel resolved ahead of time (Note [replay] in
+// executor.cpp). No front function runs, nothing is recorded for autograd, no Python is involved
+// between kernels, and with a memory plan no allocator is called for intermediate values.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "jit/graph.h"
+#include "jit/passes/memory_plan.h"
+#include "jit/trace.h"
+
+namespace wick::jit {
+
+struct ExecutorOptions {
+  bool plan_memory = true;  // intermediates in one arena (jit/passes/memory_plan.h)
+};
+
+class Executor {
+ public:
+  // `params` binds the graph's parameter leaves by name (a module's named_parameters() and
+  // named_buffers()). They are held by handle, so in-place updates (an optimizer's step) are seen.
+  Executor(std::shared_ptr<const Graph> graph, const NamedTensors& params,
+           ExecutorOptions options = {});
+
+  // Runs the graph. Throws std::invalid_argument when the inputs do not match the traced ones
+  // (count, shape, strides) and wick::TypeError when a dtype or device differs.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  const Graph& graph() const { return *graph_; }
+  const MemoryPlan& memory_plan() const { return plan_; }
+  bool planned() const { return options_.plan_memory; }
+  int64_t kernels_per_run() const { return kernels_per_run_; }
+  int64_t runs() const { return runs_; }
+
+ private:
+  struct Step {
+    const Node* node;
+    KernelThunk::RawFn fn = nullptr;  // null: through dispatch() (no kernel on the device)
+    std::vector<int> slots;           // env slot per param (-1: the undefined tensor)
+    std::vector<int> allocate;        // fresh outputs to allocate before the kernel runs
+    std::vector<std::pair<int, int>> versions;  // (new version, the value it updates)
+  };
+  Tensor allocate(const Value& v);
+  void bind_leaf(const Value& v, const Tensor& t, const char* what);
+
+  std::shared_ptr<const Graph> graph_;
+  ExecutorOptions options_;
+  MemoryPlan plan_;
+  std::vector<Step> steps_;
+  std::vector<Tensor> env_;
+  std::vector<Tensor> planned_;  // by value id: the arena-backed tensor of a planned buffer
+  std::shared_ptr<Storage> arena_;
+  Tensor none_;
+  int64_t kernels_per_run_ = 0;
+  int64_t runs_ = 0;
+};
+
+}  // namespace wick::jit

@@ -1,0 +1,150 @@
+#include "jit/fused_cpu.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/op_table.h"
+#include "core/ops/scalar_math.h"
+
+namespace wick::jit {
+
+namespace {
+
+constexpr int64_t kBlock = 2048;
+
+// Applies one step to a block: out[i] = op(a[i]) or op(a[i], b[i]).
+void apply(const FusedStep& s, const float* a, const float* b, float* out, int64_t n) {
+  switch (s.op) {
+#define WICK_FUSED_UNARY(name, ...)                                                     \
+  case OpKey::name:                                                                     \
+    for (int64_t i = 0; i < n; ++i) out[i] = float(scalar::name##_fn()(a[i], s.attrs)); \
+    return;
+    WICK_UNARY_OPS(WICK_FUSED_UNARY)
+#undef WICK_FUSED_UNARY
+#define WICK_FUSED_BINARY(name, ...)                                                 \
+  case OpKey::name:                                                                  \
+    for (int64_t i = 0; i < n; ++i) out[i] = float(scalar::name##_fn()(a[i], b[i])); \
+    return;
+    WICK_BINARY_OPS(WICK_FUSED_BINARY)
+#undef WICK_FUSED_BINARY
+    default:
+      break;
+  }
+  check_state(false, "jit.run_fused", op_name(s.op), " cannot run in a fused loop");
+}
+
+// How a block of one input is read.
+struct Operand {
+  const float* data;
+  bool contiguous;  // the output's own layout: read data + i
+  bool scalar;      // one element for every output element
+  Shape shape;      // the output's shape, and the input's strides broadcast to it
+  Strides strides;
+};
+
+// Gathers elements [begin, begin + n) (flat, in the output's order) of a strided operand, a run
+// of the innermost dimension at a time (a bias row is a copy, a broadcast column a fill).
+void gather(const Operand& op, int64_t begin, int64_t n, float* out) {
+  int64_t dims = op.shape.size();
+  int64_t index[kMaxDims] = {};
+  int64_t rest = begin, offset = 0;
+  for (int64_t d = dims - 1; d >= 0; --d) {
+    index[d] = rest % op.shape[d];
+    rest /= op.shape[d];
+    offset += index[d] * op.strides[d];
+  }
+  const int64_t last = dims - 1, inner = op.shape[last], stride = op.strides[last];
+  for (int64_t i = 0; i < n;) {
+    int64_t run = std::min(inner - index[last], n - i);
+    const float* src = op.data + offset;
+    if (stride == 1) {
+      std::memcpy(out + i, src, static_cast<size_t>(run) * sizeof(float));
+    } else if (stride == 0) {
+      std::fill(out + i, out + i + run, *src);
+    } else {
+      for (int64_t j = 0; j < run; ++j) out[i + j] = src[j * stride];
+    }
+    i += run;
+    offset += run * stride;
+    index[last] += run;
+    for (int64_t d = last; d > 0 && index[d] == op.shape[d]; --d) {  // carry outwards
+      offset -= index[d] * op.strides[d];
+      index[d] = 0;
+      offset += op.strides[d - 1];
+      ++index[d - 1];
+    }
+  }
+}
+
+}  // namespace
+
+bool fusible_op(OpKey op) {
+  const OpInfo& info = op_info(op);
+  std::string family = info.family;
+  if (family == "unary") return info.dtype != DTypeRule::Bool;
+  if (family == "binary") return info.dtype != DTypeRule::Compare;
+  return false;
+}
+
+void run_fused(const Node& node, Tensor* const* args) {
+  size_t num_inputs = node.params.size() - 1;
+  Tensor& out = *args[num_inputs];
+  check_state(out.dtype() == kFloat32 && out.is_contiguous(), "jit.run_fused",
+              "the output must be contiguous float32; got ", dtype_name(out.dtype()));
+  int64_t n = out.numel();
+  std::vector<Operand> ops;
+  for (size_t k = 0; k < num_inputs; ++k) {
+    const Tensor& t = *args[k];
+    check_state(t.dtype() == kFloat32, "jit.run_fused", "input ", k, " is ", dtype_name(t.dtype()),
+                ", not float32");
+    Operand o{t.data<float>(), false, t.numel() == 1, out.shape(), Strides()};
+    // Broadcast the input's strides to the output's shape (missing leading dims: stride 0).
+    o.strides.resize(out.dim(), 0);
+    int64_t lead = out.dim() - t.dim();
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      o.strides[lead + d] = t.size(d) == 1 ? 0 : t.strides()[d];
+    }
+    o.contiguous = t.numel() == n && t.is_contiguous() && t.shape() == out.shape();
+    ops.push_back(o);
+  }
+  float* dst = out.data<float>();
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  size_t num_steps = node.steps.size();
+#pragma omp parallel if (blocks > 1)
+  {
+    // One scratch block per input that is not read in place, and one per step.
+    std::vector<float> scratch((num_inputs + num_steps) * kBlock);
+    std::vector<const float*> in(num_inputs);
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      int64_t begin = blk * kBlock, len = std::min(kBlock, n - begin);
+      for (size_t k = 0; k < num_inputs; ++k) {
+        float* buf = scratch.data() + k * kBlock;
+        if (ops[k].contiguous) {
+          in[k] = ops[k].data + begin;
+        } else if (ops[k].scalar) {
+          std::fill(buf, buf + len, ops[k].data[0]);
+          in[k] = buf;
+        } else {
+          gather(ops[k], begin, len, buf);
+          in[k] = buf;
+        }
+      }
+      for (size_t s = 0; s < num_steps; ++s) {
+        const FusedStep& step = node.steps[s];
+        auto operand = [&](int r) -> const float* {
+          return r >= 0 ? in[static_cast<size_t>(r)]
+                        : scratch.data() + (num_inputs + static_cast<size_t>(-1 - r)) * kBlock;
+        };
+        // The last step writes straight into the output.
+        float* result =
+            s + 1 == num_steps ? dst + begin : scratch.data() + (num_inputs + s) * kBlock;
+        apply(step, operand(step.a), operand(step.b), result, len);
+      }
+    }
+  }
+}
+
+}  // namespace wick::jit

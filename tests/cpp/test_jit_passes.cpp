@@ -1,0 +1,232 @@
+// Each graph pass on a small traced function: the graph before and after (printed, so a failing
+// run shows them), what changed, and the replay against eager.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "jit/compile.h"
+#include "jit/executor.h"
+#include "jit/passes/memory_plan.h"
+#include "jit/passes/passes.h"
+#include "nn/containers.h"
+#include "nn/layers.h"
+#include "nn/normalization.h"
+#include "wick.h"
+
+using namespace wick;
+
+namespace {
+
+int count_op(const jit::Graph& g, const std::string& name) {
+  int n = 0;
+  for (const jit::Node& node : g.nodes) n += node.name() == name;
+  return n;
+}
+
+void show(const char* pass, const jit::Graph& before, const jit::Graph& after) {
+  std::cout << "---- before " << pass << "\n" << before << "---- after " << pass << "\n" << after;
+}
+
+void expect_same(const Tensor& got, const Tensor& want, double rtol = 1e-6, double atol = 0) {
+  ASSERT_EQ(got.shape(), want.shape());
+  std::vector<float> g = got.contiguous().to_vector<float>(),
+                     w = want.contiguous().to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], atol + rtol * std::fabs(w[i])) << i;
+}
+
+Tensor run(const jit::Graph& g, const std::vector<Tensor>& xs, const jit::NamedTensors& p = {}) {
+  auto copy = std::make_shared<jit::Graph>(g);
+  return jit::Executor(copy, p).run(xs)[0];
+}
+
+}  // namespace
+
+TEST(JitPasses, DeadCodeElimination) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor unused = xs[0].exp().sum();
+    return std::vector<Tensor>{xs[0].relu()};
+  };
+  Tensor x = randn({3, 4});
+  auto g = jit::trace(f, {x});
+  jit::Graph before = *g;
+  EXPECT_EQ(jit::eliminate_dead_code(*g), 2);
+  show("dead code", before, *g);
+  g->check();
+  EXPECT_EQ(count_op(*g, "exp"), 0);
+  EXPECT_EQ(count_op(*g, "relu"), 1);
+  expect_same(run(*g, {x}), x.relu(), 0);
+}
+
+TEST(JitPasses, DeadCodeKeepsUpdatesOfLeaves) {
+  Tensor state = zeros({3});
+  auto f = [&](const std::vector<Tensor>& xs) {
+    state.add_(xs[0]);  // an effect the caller sees
+    return std::vector<Tensor>{xs[0] * 2};
+  };
+  Tensor x = ones({3});
+  auto g = jit::trace(f, {x}, {{"state", state}});
+  EXPECT_EQ(jit::eliminate_dead_code(*g), 0);
+  EXPECT_EQ(count_op(*g, "add"), 1);
+}
+
+TEST(JitPasses, CommonSubexpressionElimination) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor a = xs[0].exp(), b = xs[0].exp();
+    return std::vector<Tensor>{a * b + xs[0].t().exp().t()};
+  };
+  Tensor x = randn({4, 4});
+  auto g = jit::trace(f, {x});
+  jit::Graph before = *g;
+  EXPECT_EQ(jit::eliminate_common_subexpressions(*g), 1);
+  show("common subexpressions", before, *g);
+  g->check();
+  EXPECT_EQ(count_op(*g, "exp"), 2);  // the exp of the transposed view is another computation
+  expect_same(run(*g, {x}), f({x})[0], 0);
+}
+
+TEST(JitPasses, CommonSubexpressionsKeepsInPlaceWritesApart) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor a = xs[0].exp(), b = xs[0].exp();
+    a.add_(1);  // a and b must stay two buffers
+    return std::vector<Tensor>{a - b};
+  };
+  Tensor x = randn({5});
+  auto g = jit::trace(f, {x});
+  EXPECT_EQ(jit::eliminate_common_subexpressions(*g), 0);
+  std::cout << *g;
+  expect_same(run(*g, {x}), f({x})[0], 0);
+}
+
+TEST(JitPasses, ConstantFolding) {
+  Tensor w = randn({4, 3});
+  auto f = [&](const std::vector<Tensor>& xs) {
+    Tensor scale = full({4}, 2.0) + 1.0;  // fill, fill, add: all constant
+    return std::vector<Tensor>{xs[0].matmul(w.t() * scale)};
+  };
+  Tensor x = randn({2, 3});
+  auto g = jit::trace(f, {x}, {{"w", w}});
+  jit::Graph before = *g;
+  EXPECT_EQ(jit::fold_constants(*g), 0 + count_op(before, "fill") + count_op(before, "add"));
+  EXPECT_EQ(count_op(*g, "fill"), 0);
+  EXPECT_EQ(count_op(*g, "mul"), 1);  // w is a parameter: not constant until frozen
+  jit::Graph unfrozen = *g;
+  EXPECT_EQ(jit::freeze_parameters(*g, {{"w", w}}), 1);
+  EXPECT_GT(jit::fold_constants(*g), 0);
+  show("constant folding (frozen)", before, *g);
+  g->check();
+  EXPECT_EQ(count_op(*g, "mul"), 0);
+  EXPECT_EQ(g->num_kernels(), 1);  // only the product with the input is left
+  expect_same(run(*g, {x}), f({x})[0], 0);
+  expect_same(run(unfrozen, {x}, {{"w", w}}), f({x})[0], 0);
+}
+
+TEST(JitPasses, ConvBatchNormFolding) {
+  manual_seed(7);
+  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Conv2d>(3, 6, 3, 1, 1), std::make_shared<nn::BatchNorm2d>(6),
+      std::make_shared<nn::ReLU>()});
+  {  // non-trivial statistics, as after training
+    NoGradGuard no_grad;
+    for (auto& [name, b] : model->named_buffers()) {
+      if (name.find("running") != std::string::npos) b.copy_(rand(b.shape()) + 0.5);
+    }
+    for (auto& [name, p] : model->named_parameters()) p.copy_(randn(p.shape()));
+  }
+  model->eval();
+  Tensor x = randn({2, 3, 8, 8});
+  jit::NamedTensors params = model->named_parameters();
+  for (auto& b : model->named_buffers()) params.push_back(b);
+  auto g = jit::trace(*model, {x});
+  jit::Graph before = *g;
+  EXPECT_EQ(jit::fold_conv_batchnorm(*g), 0);  // statistics are not constants yet
+  jit::freeze_parameters(*g, params);
+  EXPECT_EQ(jit::fold_conv_batchnorm(*g), 1);
+  show("conv+bn folding", before, *g);
+  g->check();
+  EXPECT_EQ(count_op(*g, "batch_norm"), 0);
+  EXPECT_EQ(count_op(*g, "conv2d"), 1);
+  expect_same(run(*g, {x}), (*model)(x), 1e-5, 1e-5);
+}
+
+TEST(JitPasses, ElementwiseFusion) {
+  Tensor bias = randn({8});
+  auto f = [&](const std::vector<Tensor>& xs) {
+    Tensor y = (xs[0] + bias).relu();  // a broadcast operand
+    return std::vector<Tensor>{(y * 0.5).exp().neg()};
+  };
+  Tensor x = randn({64, 8});
+  auto g = jit::trace(f, {x}, {{"bias", bias}});
+  jit::fold_constants(*g);
+  jit::Graph before = *g;
+  int kernels = static_cast<int>(g->num_kernels());
+  EXPECT_EQ(jit::fuse_elementwise(*g), 1);
+  show("elementwise fusion", before, *g);
+  g->check();
+  EXPECT_EQ(kernels, 5);
+  EXPECT_EQ(g->num_kernels(), 1);
+  EXPECT_EQ(count_op(*g, "fused[add, relu, mul, exp, neg]"), 1);
+  expect_same(run(*g, {x}, {{"bias", bias}}), f({x})[0], 0);  // the same functors, in order
+  Tensor big = randn({300, 8});                               // several blocks of the fused loop
+  auto g2 = jit::trace(f, {big}, {{"bias", bias}});
+  jit::fuse_elementwise(*g2);
+  expect_same(run(*g2, {big}, {{"bias", bias}}), f({big})[0], 0);
+}
+
+TEST(JitPasses, FusionStopsAtValuesUsedTwice) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor y = xs[0].exp();
+    return std::vector<Tensor>{y.relu() + y.sigmoid()};
+  };
+  Tensor x = randn({16});
+  auto g = jit::trace(f, {x});
+  jit::fuse_elementwise(*g);
+  std::cout << *g;
+  EXPECT_EQ(count_op(*g, "exp"), 1);  // y has two uses: it is written to memory
+  expect_same(run(*g, {x}), f({x})[0], 0);
+}
+
+TEST(JitPasses, MemoryPlanReusesDeadBuffers) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor y = xs[0];
+    for (int i = 0; i < 6; ++i) y = (y * 1.5).sin();
+    return std::vector<Tensor>{y.sum()};
+  };
+  Tensor x = randn({256, 256});
+  auto g = jit::trace(f, {x});
+  jit::fold_constants(*g);
+  jit::MemoryPlan plan = jit::plan_memory(*g);
+  std::cout << *g << plan.str();
+  int64_t buffer = 256 * 256 * 4;
+  EXPECT_EQ(plan.num_buffers, 12);
+  EXPECT_EQ(plan.total_bytes, 12 * buffer);
+  EXPECT_EQ(plan.live_peak_bytes, 2 * buffer);  // an op's input and output
+  EXPECT_EQ(plan.arena_bytes, 2 * buffer);
+  for (size_t i = 0; i < g->values.size(); ++i) {  // no two buffers live at once share bytes
+    for (size_t j = i + 1; j < g->values.size(); ++j) {
+      if (plan.offset[i] < 0 || plan.offset[j] < 0) continue;
+      bool together = plan.first[i] <= plan.last[j] && plan.first[j] <= plan.last[i];
+      if (together) EXPECT_NE(plan.offset[i], plan.offset[j]);
+    }
+  }
+  expect_same(run(*g, {x}), f({x})[0], 0);
+}
+
+TEST(JitPasses, InPlaceAndSlicesReplay) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor y = xs[0].exp();
+    y.mul_(2);
+    Tensor joined = cat({y, xs[0].relu()}, 0);
+    return std::vector<Tensor>{joined.narrow(0, 1, 3) + 1};
+  };
+  Tensor x = randn({2, 3});
+  auto g = jit::trace(f, {x});
+  std::cout << *g;
+  jit::eliminate_dead_code(*g);
+  jit::eliminate_common_subexpressions(*g);
+  jit::fuse_elementwise(*g);
+  g->check();
+  expect_same(run(*g, {x}), f({x})[0], 0);
+  Tensor x2 = randn({2, 3});
+  expect_same(run(*g, {x2}), f({x2})[0], 0);
+}
