@@ -19,6 +19,7 @@ REPLACE = [
     (r"\bwick\._C\._amp\.", ""), (r"\bwick\._C\._distributed\.", ""), (r"\bwick\._C\._cuda\.", ""),
     (r"\bwick\._C\._attention\.", ""),  # attention
     (r"\bwick\._C\._memory\.", ""),
+    (r"\bwick\._C\._jit\.", ""),  # static graphs
     (r"\bwick\._C\.", ""), (r"\bpybind11_builtins\.", ""),
     (r"\bhandle\b", "Any"), (r"\bobject\b", "Any"), (r"\bfunction\b", "Callable[..., Any]"),
     (r"\bnumpy\.ndarray\[[^\]]*\]", "numpy.ndarray"), (r"\bcapsule\b", "Any"),
@@ -112,7 +113,8 @@ def main():
            "", "from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, overload",
            "", "import numpy", ""]
     emit_module(_C, "", out)
-    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed", "_cuda", "_attention", "_memory"):
+    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed", "_cuda", "_attention", "_memory",
+                "_jit"):
         out += ["", f"class {sub}:", f'    """wick._C.{sub}"""']
         body = []
         emit_module(getattr(_C, sub), "    ", body, static=True)

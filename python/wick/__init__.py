@@ -127,6 +127,8 @@ from wick import datasets  # noqa: E402
 from wick import transforms  # noqa: E402
 from wick import records  # noqa: E402
 from wick import keras  # noqa: E402
+from wick import jit  # noqa: E402
+from wick.jit import compile  # noqa: E402,F401,A001  torch.compile's name
 from wick import func  # noqa: E402
 from wick import memory  # noqa: E402
 from wick.serialization import load, save  # noqa: E402,F401

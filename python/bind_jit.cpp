@@ -1,0 +1,168 @@
+// wick._C._jit: static graphs (jit/) for wick.jit and wick.compile (python/wick/jit/).
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "core/allocator.h"
+#include "jit/compile.h"
+#include "jit/executor.h"
+#include "jit/passes/passes.h"
+#include "python/bind_common.h"
+
+namespace wick::python {
+
+namespace {
+
+using jit::Graph;
+using jit::NamedTensors;
+
+py::dict plan_dict(const jit::MemoryPlan& p) {
+  py::dict d;
+  d["arena_bytes"] = p.arena_bytes;
+  d["total_bytes"] = p.total_bytes;
+  d["live_peak_bytes"] = p.live_peak_bytes;
+  d["output_bytes"] = p.output_bytes;
+  d["num_buffers"] = p.num_buffers;
+  return d;
+}
+
+jit::CompileOptions options_from(const py::dict& d) {
+  jit::CompileOptions o;
+  for (auto item : d) {
+    std::string key = item.first.cast<std::string>();
+    if (key == "warmup") {
+      o.warmup = item.second.cast<int>();
+      check_value(o.warmup >= 0, "wick.compile", "warmup must be >= 0; got ", o.warmup);
+      continue;
+    }
+    bool value = item.second.cast<bool>();
+    if (key == "dead_code")
+      o.dead_code = value;
+    else if (key == "common_subexpressions")
+      o.common_subexpressions = value;
+    else if (key == "constant_folding")
+      o.constant_folding = value;
+    else if (key == "freeze")
+      o.freeze = value;
+    else if (key == "fold_conv_bn")
+      o.fold_conv_bn = value;
+    else if (key == "fuse")
+      o.fuse = value;
+    else if (key == "plan_memory")
+      o.plan_memory = value;
+    else
+      check_value(false, "wick.compile", "unknown option '", key, "'");
+  }
+  return o;
+}
+
+// Counts dispatcher calls between __enter__ and __exit__ (on this thread).
+struct DispatchCounting {
+  std::unique_ptr<jit::DispatchCounter> counter;
+  int64_t count = 0;
+};
+
+}  // namespace
+
+void init_jit(py::module_& root) {
+  py::module_ m = root.def_submodule("_jit", "static graphs: trace, passes, executor (jit/)");
+
+  py::class_<Graph, std::shared_ptr<Graph>>(m, "Graph")
+      .def("__str__", &Graph::str)
+      .def("dot", &Graph::dot, py::arg("title") = "graph")
+      .def("copy", [](const Graph& g) { return std::make_shared<Graph>(g); })
+      .def("check", &Graph::check)
+      .def_property_readonly("num_kernels", &Graph::num_kernels)
+      .def_property_readonly("nodes", [](const Graph& g) {
+        std::vector<std::string> names;
+        for (const jit::Node& n : g.nodes) names.push_back(n.name());
+        return names;
+      });
+
+  m.def(
+      "trace",
+      [](const py::function& fn, const std::vector<Tensor>& inputs, const NamedTensors& params) {
+        jit::TracedFunction call = [&fn](const std::vector<Tensor>& xs) {
+          return fn(xs).cast<std::vector<Tensor>>();
+        };
+        return jit::trace(call, inputs, params);
+      },
+      py::arg("fn"), py::arg("example_inputs"), py::arg("params"));
+  m.def("eliminate_dead_code", &jit::eliminate_dead_code, py::arg("graph"));
+  m.def("functionalize", &jit::functionalize, py::arg("graph"));
+  m.def("eliminate_common_subexpressions", &jit::eliminate_common_subexpressions, py::arg("graph"));
+  m.def("freeze_parameters", &jit::freeze_parameters, py::arg("graph"), py::arg("params"));
+  m.def("fold_constants", &jit::fold_constants, py::arg("graph"));
+  m.def("fold_conv_batchnorm", &jit::fold_conv_batchnorm, py::arg("graph"));
+  m.def("fuse_elementwise", &jit::fuse_elementwise, py::arg("graph"));
+  m.def(
+      "plan_memory", [](const Graph& g) { return plan_dict(jit::plan_memory(g)); },
+      py::arg("graph"));
+  m.def(
+      "optimize",
+      [](Graph& g, const NamedTensors& params, const py::dict& options) {
+        std::string log;
+        jit::optimize(g, params, options_from(options), &log);
+        return log;
+      },
+      py::arg("graph"), py::arg("params"), py::arg("options"));
+
+  py::class_<jit::Executor>(m, "Executor")
+      .def(py::init([](std::shared_ptr<Graph> g, const NamedTensors& params, bool plan) {
+             return std::make_unique<jit::Executor>(g, params, jit::ExecutorOptions{plan});
+           }),
+           py::arg("graph"), py::arg("params"), py::arg("plan_memory") = true)
+      .def("run", &jit::Executor::run, py::arg("inputs"))
+      .def_property_readonly("kernels_per_run", &jit::Executor::kernels_per_run)
+      .def_property_readonly("memory_plan",
+                             [](const jit::Executor& e) { return plan_dict(e.memory_plan()); });
+
+  py::class_<jit::CompiledFunction>(m, "CompiledFunction")
+      .def(py::init([](const py::function& fn, const py::function& params, const py::dict& opts) {
+             // The Python callables are held by the C++ object and called with the GIL held
+             // (only while tracing).
+             jit::TracedFunction call = [fn](const std::vector<Tensor>& xs) {
+               return fn(xs).cast<std::vector<Tensor>>();
+             };
+             std::function<NamedTensors()> get = [params] { return params().cast<NamedTensors>(); };
+             return std::make_unique<jit::CompiledFunction>(call, get, options_from(opts));
+           }),
+           py::arg("fn"), py::arg("params"), py::arg("options"))
+      .def("__call__", &jit::CompiledFunction::operator(), py::arg("inputs"))
+      .def_property_readonly("traces", &jit::CompiledFunction::traces)
+      .def_property_readonly("retraces", &jit::CompiledFunction::retraces)
+      .def_property_readonly("log", &jit::CompiledFunction::log)
+      .def_property_readonly(
+          "graph",
+          [](jit::CompiledFunction& f) { return std::make_shared<Graph>(f.executor().graph()); })
+      .def_property_readonly(
+          "kernels_per_run",
+          [](jit::CompiledFunction& f) { return f.executor().kernels_per_run(); })
+      .def_property_readonly("memory_plan", [](jit::CompiledFunction& f) {
+        return plan_dict(f.executor().memory_plan());
+      });
+
+  py::class_<DispatchCounting>(m, "DispatchCounter")
+      .def(py::init<>())
+      .def("__enter__",
+           [](DispatchCounting& c) -> DispatchCounting& {
+             c.counter = std::make_unique<jit::DispatchCounter>();
+             return c;
+           })
+      .def("__exit__",
+           [](DispatchCounting& c, const py::args&) {
+             c.count = c.counter ? c.counter->count() : c.count;
+             c.counter.reset();
+           })
+      .def_property_readonly("count", [](const DispatchCounting& c) {
+        return c.counter ? c.counter->count() : c.count;
+      });
+
+  // The host allocator's counters, for eager's dynamic peak against the planned one.
+  m.def("host_memory", [] {
+    AllocatorStats s = cpu_allocator()->stats();
+    return py::make_tuple(s.allocated_bytes, s.peak_allocated_bytes);
+  });
+  m.def("reset_host_peak", [] { cpu_allocator()->reset_peak(); });
+}
+
+}  // namespace wick::python

@@ -1,0 +1,156 @@
+"""Static graphs: capture a model as a graph of op-table ops, optimise it, replay it.
+
+wick.jit.trace(model, example_inputs) records every kernel the model dispatches while it runs
+once (torch.jit.trace's approach); wick.compile(model) traces on the first call, runs the passes
+and replays the graph from C++ on every later call, tracing again for a new shape or dtype
+(counted in ``retraces``, torch.compile's recompiles). docs/static_graphs.md has the design.
+
+What a trace cannot see is frozen at the traced values: Python control flow, numbers read with
+``.item()``, shapes computed in Python. Dropout in training mode draws random numbers and is
+refused; trace in eval mode.
+"""
+from wick import _C
+
+_jit = _C._jit
+
+Graph = _jit.Graph
+DispatchCounter = _jit.DispatchCounter
+
+_OPTIONS = ("dead_code", "common_subexpressions", "constant_folding", "freeze", "fold_conv_bn",
+            "fuse", "plan_memory")
+
+
+def _as_list(inputs):
+    if isinstance(inputs, _C.Tensor):
+        return [inputs]
+    inputs = list(inputs)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, _C.Tensor):
+            raise TypeError(f"wick.jit: example input {i} is {type(x).__name__}, not a Tensor")
+    return inputs
+
+
+def _outputs(result):
+    if isinstance(result, _C.Tensor):
+        return [result], True
+    if isinstance(result, (tuple, list)) and all(isinstance(r, _C.Tensor) for r in result):
+        return list(result), False
+    raise TypeError("wick.jit: the traced function must return a Tensor or a tuple of Tensors; "
+                    f"got {type(result).__name__}")
+
+
+def _named_tensors(model):
+    if not hasattr(model, "named_parameters"):
+        return []
+    named = list(model.named_parameters()) + list(model.named_buffers())
+    return [(name, t) for name, t in named if t is not None]
+
+
+class _Call:
+    """Calls model(*inputs) for the tracer and remembers whether it returned one tensor."""
+
+    def __init__(self, model):
+        self.model = model
+        self.single = True
+
+    def __call__(self, inputs):
+        outputs, self.single = _outputs(self.model(*inputs))
+        return outputs
+
+
+class TracedModule:
+    """A traced graph and its executor: call it like the model (torch.jit.trace's result).
+
+    ``graph`` prints as text, ``graph.dot()`` is Graphviz; ``code`` is the text form."""
+
+    def __init__(self, model, graph, params, single, plan_memory=True):
+        self.model = model
+        self.graph = graph
+        self._params = params
+        self._single = single
+        self._executor = _jit.Executor(graph, params, plan_memory)
+
+    @property
+    def code(self):
+        return str(self.graph)
+
+    def __call__(self, *inputs):
+        out = self._executor.run(_as_list(inputs))
+        return out[0] if self._single else tuple(out)
+
+
+def trace(model, example_inputs):
+    """wick.jit.trace(model, example_inputs): run the model once and record its graph."""
+    inputs = _as_list(example_inputs)
+    call = _Call(model)
+    params = _named_tensors(model)
+    graph = _jit.trace(call, inputs, params)
+    return TracedModule(model, graph, params, call.single)
+
+
+class CompiledModule:
+    """wick.compile's result: traces on the first call and on each new input signature."""
+
+    def __init__(self, model, options):
+        self.model = model
+        self._call = _Call(model)
+        self._compiled = _jit.CompiledFunction(self._call, lambda: _named_tensors(model), options)
+
+    def __call__(self, *inputs):
+        out = self._compiled(_as_list(inputs))
+        return out[0] if self._call.single else tuple(out)
+
+    @property
+    def traces(self):
+        return self._compiled.traces
+
+    @property
+    def retraces(self):
+        """How many times a call with a new shape, stride or dtype traced again."""
+        return self._compiled.retraces
+
+    @property
+    def graph(self):
+        """The optimised graph of the latest call's signature."""
+        return self._compiled.graph
+
+    @property
+    def log(self):
+        """What each trace's passes did, one line per pass."""
+        return self._compiled.log
+
+    @property
+    def kernels_per_run(self):
+        return self._compiled.kernels_per_run
+
+    @property
+    def memory_plan(self):
+        return self._compiled.memory_plan
+
+
+def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **passes):
+    """wick.compile(model): a callable that runs model's graph, traced and optimised.
+
+    freeze=True (inference) turns parameters into constants so that constant folding and
+    conv + batch-norm folding can use them; later changes to the parameters are not seen.
+    The other passes (dead_code, common_subexpressions, constant_folding, fold_conv_bn) are on
+    unless passed as False.
+
+    A training step compiles too: a function that runs the forward, ``loss.backward()`` and
+    ``optimizer.step()`` (SGD) is traced whole and replayed without autograd or Python; pass
+    warmup=1 so that SGD's first step (which starts the momentum buffers) runs eagerly and the
+    second is traced. The learning rate is fixed at its traced value, Adam is refused (its bias
+    correction changes every step) and a replay does not assign ``.grad``."""
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+        raise ValueError(f"wick.compile: warmup must be an int >= 0; got {warmup!r}")
+    options = {"freeze": freeze, "fuse": fuse, "plan_memory": plan_memory, "warmup": warmup}
+    for name, value in passes.items():
+        if name not in _OPTIONS:
+            raise TypeError(f"wick.compile() got an unexpected keyword argument '{name}'")
+        options[name] = bool(value)
+    if not callable(model):
+        raise TypeError(f"wick.compile: expected a module or function, got {type(model).__name__}")
+    return CompiledModule(model, options)
+
+
+__all__ = ["trace", "compile", "TracedModule", "CompiledModule", "Graph", "DispatchCounter"]

@@ -1,0 +1,205 @@
+"""wick.jit.trace and wick.compile: compiled results equal eager, guards retrace and count it,
+the graph prints and draws, bad input raises PyTorch's exception types."""
+
+import pytest
+
+import wick
+from wick import nn
+import wick.nn.functional as F
+from wick.models.resnet import resnet20
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 64)
+        self.fc2 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3)
+        self.conv2 = nn.Conv2d(8, 16, 3)
+        self.fc = nn.Linear(16 * 12 * 12, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc(x.flatten(1))
+
+
+def assert_equal(got, want, rtol=1e-6, atol=0.0):
+    assert tuple(got.shape) == tuple(want.shape)
+    g, w = got.tolist(), want.tolist()
+    flat_g, flat_w = wick.tensor(g).flatten().tolist(), wick.tensor(w).flatten().tolist()
+    for i, (a, b) in enumerate(zip(flat_g, flat_w)):
+        assert abs(a - b) <= atol + rtol * abs(b), f"element {i}: {a} != {b}"
+
+
+@pytest.mark.parametrize("make", [MLP, CNN], ids=["mlp", "cnn"])
+def test_trace_replays_like_eager(make):
+    wick.manual_seed(0)
+    model = make().eval()
+    x = wick.randn(4, 1, 28, 28)
+    traced = wick.jit.trace(model, (x,))
+    assert_equal(traced(x), model(x), rtol=0)  # bit-identical
+    x2 = wick.randn(4, 1, 28, 28)
+    assert_equal(traced(x2), model(x2), rtol=0)
+    text = traced.code
+    print(text)
+    assert text.startswith("graph(%x0: f32[4, 1, 28, 28]):")
+    assert "%fc1.weight: f32[64, 784] = parameter" in text or "%fc.weight" in text
+    assert "return %" in text
+    assert traced.graph.dot("g").startswith('digraph "g" {')
+
+
+def test_compile_retraces_on_new_shape_and_dtype_and_counts():
+    wick.manual_seed(1)
+    model = MLP()
+    compiled = wick.compile(model)
+    x = wick.randn(8, 1, 28, 28)
+    assert_equal(compiled(x), model(x))
+    compiled(wick.randn(8, 1, 28, 28))
+    assert (compiled.traces, compiled.retraces) == (1, 0)
+    y = wick.randn(3, 1, 28, 28)
+    assert_equal(compiled(y), model(y))
+    assert compiled.retraces == 1
+    model64 = MLP().double()
+    c64 = wick.compile(model64)
+    c64(wick.randn(2, 1, 28, 28, dtype=wick.float64))
+    compiled(wick.randn(8, 1, 28, 28))  # seen: no retrace
+    assert compiled.retraces == 1
+    print(compiled.log)
+    assert "trace 2" in compiled.log
+
+
+def test_compiled_sees_optimizer_updates():
+    wick.manual_seed(2)
+    model = MLP()
+    compiled = wick.compile(model)
+    x = wick.randn(4, 1, 28, 28)
+    compiled(x)
+    opt = wick.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    assert_equal(compiled(x), model(x))
+
+
+def test_resnet20_inference_folded_and_fused():
+    wick.manual_seed(3)
+    model = resnet20().eval()
+    x = wick.randn(2, 3, 32, 32)
+    with wick.no_grad():
+        want = model(x)
+    exact = wick.compile(model, fuse=False)
+    fast = wick.compile(model, freeze=True)
+    with wick.no_grad():  # inference: batch_norm is one kernel only without grad mode
+        assert_equal(exact(x), want, rtol=0)
+        assert_equal(fast(x), want, rtol=1e-4, atol=1e-4)  # folding rounds elsewhere
+    print(fast.log)
+    assert "batch_norm" not in fast.graph.nodes
+    assert any(name.startswith("fused[add, relu") for name in fast.graph.nodes)
+    assert fast.kernels_per_run < exact.kernels_per_run
+    plan = fast.memory_plan
+    assert plan["live_peak_bytes"] <= plan["arena_bytes"] < plan["total_bytes"]
+
+
+def test_passes_from_python_print_before_and_after():
+    def f(x):
+        a, b = x.exp(), x.exp()
+        unused = x.sin()  # noqa: F841
+        return (a + b).relu()
+
+    x = wick.randn(5, 3)
+    graph = wick.jit._jit.trace(lambda xs: [f(*xs)], [x], [])
+    before = str(graph)
+    assert wick.jit._jit.eliminate_common_subexpressions(graph) == 1
+    assert wick.jit._jit.eliminate_dead_code(graph) == 1
+    assert wick.jit._jit.fuse_elementwise(graph) == 1
+    print(before, graph, sep="\n")
+    assert graph.nodes == ["exp", "fused[add, relu]"]
+    out = wick.jit._jit.Executor(graph, []).run([x])[0]
+    assert_equal(out, f(x), rtol=0)
+
+
+def test_dispatch_counter_counts_eager_kernels():
+    x = wick.randn(3)
+    with wick.jit.DispatchCounter() as counter:
+        (x.exp() + 1).relu()
+    assert counter.count >= 3
+
+
+def test_bad_inputs():
+    model = MLP()
+    traced = wick.jit.trace(model, wick.randn(2, 1, 28, 28))
+    with pytest.raises(ValueError, match=r"jit.Executor.*\(2, 1, 28, 28\)"):
+        traced(wick.randn(3, 1, 28, 28))
+    with pytest.raises(TypeError, match="float32"):
+        traced(wick.randn(2, 1, 28, 28, dtype=wick.float64))
+    with pytest.raises(ValueError, match="takes 1 inputs; got 2"):
+        traced(wick.randn(2, 1, 28, 28), wick.randn(2, 1, 28, 28))
+    with pytest.raises(TypeError, match="example input 0 is int"):
+        wick.jit.trace(model, [3])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fusion'"):
+        wick.compile(model, fusion=True)
+    with pytest.raises(TypeError, match="must return a Tensor"):
+        wick.jit.trace(lambda x: 3, wick.randn(2))
+    dropout = nn.Dropout(0.5).train()
+    with pytest.raises(RuntimeError, match="random numbers"):
+        wick.jit.trace(dropout, wick.randn(4))
+
+
+def _train(make, compiled, steps, shape):
+    wick.manual_seed(11)
+    model = make()
+    opt = wick.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = wick.compile(step, warmup=1) if compiled else step
+    losses = []
+    for i in range(steps):
+        wick.manual_seed(100 + i)
+        x, y = wick.randn(*shape), wick.randint(0, 10, (shape[0],))
+        losses.append(run(x, y).item())
+    if compiled:
+        assert (run.traces, run.retraces) == (1, 0)
+        print(run.log)
+    return [p.detach().clone() for p in model.parameters()], losses
+
+
+@pytest.mark.parametrize("make,shape", [(MLP, (16, 1, 28, 28)), (CNN, (8, 1, 28, 28)),
+                                        (resnet20, (4, 3, 32, 32))], ids=["mlp", "cnn", "resnet20"])
+def test_compiled_training_steps_equal_eager(make, shape):
+    steps = 5  # one eager warm-up step, one traced, three replayed
+    eager_params, eager_losses = _train(make, False, steps, shape)
+    jit_params, jit_losses = _train(make, True, steps, shape)
+    assert jit_losses == eager_losses
+    for a, b in zip(jit_params, eager_params):
+        assert_equal(a, b)
+
+
+def test_compiled_training_refuses_adam():
+    model = MLP()
+    opt = wick.optim.Adam(model.parameters())
+
+    def step(x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+        return x
+
+    with pytest.raises(RuntimeError, match="adam_step"):
+        wick.compile(step)(wick.randn(2, 1, 28, 28))
+    with pytest.raises(ValueError, match="warmup"):
+        wick.compile(step, warmup=-1)
