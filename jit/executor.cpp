@@ -4,7 +4,9 @@
 
 #include "autograd/grad_mode.h"
 #include "core/allocator.h"
+#include "core/dispatch.h"
 #include "core/error.h"
+#include "core/generator.h"
 #include "core/tensor_impl.h"
 #include "jit/fused_cpu.h"
 
@@ -128,6 +130,18 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       args.push_back(slot < 0 ? &none_ : &env_[static_cast<size_t>(slot)]);
     if (node.kind == NodeKind::Fused) {
       run_fused(node, args.data());
+    } else if (is_random_op(node.op)) {
+      // Fresh counters for this draw (Note [random ops in a graph] in graph.h).
+      using Args = std::tuple<Tensor, double, double, PhiloxState>;
+      check_state(node.thunk == &detail::ObservedCall<RandomKernel>::kThunk, "jit.Executor",
+                  "internal error: ", node.name(), " was recorded with another signature");
+      Args fresh = *static_cast<const Args*>(node.args.get());
+      std::get<3>(fresh) = default_generator().reserve(args[0]->numel());
+      if (step.fn != nullptr) {
+        node.thunk->call(step.fn, &fresh, args.data());
+      } else {
+        node.thunk->dispatch(node.op, node.device, &fresh, args.data());
+      }
     } else if (step.fn != nullptr) {
       node.thunk->call(step.fn, node.args.get(), args.data());
     } else {

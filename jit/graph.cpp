@@ -63,6 +63,8 @@ std::string value_type_str(const Value& v) {
   return s;
 }
 
+bool is_random_op(OpKey op) { return op == OpKey::uniform || op == OpKey::normal; }
+
 std::string Node::name() const {
   if (kind == NodeKind::View) return "view";
   if (kind == NodeKind::Kernel) return op_name(op);

@@ -117,6 +117,13 @@ class Graph {
 };
 
 std::ostream& operator<<(std::ostream& os, const Graph& g);
+
+// Note [random ops in a graph]
+// uniform and normal (dropout's mask, rand, randn) record the generator's counters of the traced
+// draw. A replay reserves fresh counters from the default generator instead, as the eager op
+// would, so a compiled step draws the same numbers as the same eager step; the passes never fold,
+// merge or drop these nodes (each advances the generator).
+bool is_random_op(OpKey op);
 std::string value_type_str(const Value& v);  // "f32[64, 10]"
 
 }  // namespace wick::jit

@@ -4,6 +4,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/generator.h"
 #include "core/op_table.h"
 #include "core/tensor_impl.h"
 #include "nn/module.h"
@@ -36,18 +37,14 @@ class Tracer : public DispatchObserver {
   // The value holding `t` now, adding a view node (or capturing a constant) as needed.
   int lookup(const Tensor& t) {
     if (!t.defined()) return -1;
-    auto by_impl = impl_.find(t.impl());
-    if (by_impl != impl_.end() && latest(by_impl->second) == by_impl->second) {
-      return by_impl->second;
-    }
-    auto by_storage = storage_.find(t.storage().get());
-    if (by_storage == storage_.end()) return add_leaf(t, ValueKind::Constant, "");
-    int source = by_storage->second;
+    int by_impl = find(impl_, t.impl());
+    if (by_impl >= 0 && latest(by_impl) == by_impl) return by_impl;
+    int source = find(storage_, t.storage().get());
+    if (source < 0) return add_leaf(t, ValueKind::Constant, "");
     const Value& sv = g_.value(source);
     if (sv.shape == t.shape() && sv.strides == t.strides() && sv.offset == t.offset() &&
         sv.dtype == t.dtype()) {
-      impl_[t.impl()] = source;  // another handle on the same layout: no view needed
-      keep_.push_back(t);
+      impl_[t.impl()] = {source, t.impl_ptr()};  // another handle on one layout: no view
       return source;
     }
     Node view;
@@ -64,17 +61,22 @@ class Tracer : public DispatchObserver {
     int id = g_.add_value(std::move(v));
     view.outputs = {id};
     g_.nodes.push_back(std::move(view));
-    impl_[t.impl()] = id;
-    keep_.push_back(t);
+    impl_[t.impl()] = {id, t.impl_ptr()};
     return id;
   }
 
   void on_dispatch(const DispatchCall& call) override {
     const OpInfo& info = op_info(call.op);
-    check_state(info.name != std::string("uniform") && info.name != std::string("normal"),
-                "jit.trace", info.name,
-                " draws random numbers: a replay would repeat the traced draw (trace in eval "
-                "mode, where dropout is off)");
+    if (is_random_op(call.op)) {
+      // Note [random ops in a graph]: a replay reserves fresh counters from the default
+      // generator, as eager does; a draw from another generator could not be followed.
+      const DispatchAttr& philox = call.attrs.back();
+      check_state(philox.name == "philox" &&
+                      static_cast<uint64_t>(philox.ints[0]) == default_generator().seed(),
+                  "jit.trace", info.name,
+                  " draws from a generator other than the default one; a replay could not "
+                  "advance it");
+    }
     check_state(call.op != OpKey::adam_step, "jit.trace",
                 "adam_step's bias corrections change with every step, and a replay would repeat "
                 "the traced step's; compile a training step with SGD, or compile the forward only");
@@ -141,18 +143,26 @@ class Tracer : public DispatchObserver {
     }
     return false;
   }
-  bool known(const Tensor& t) const { return t.defined() && storage_.count(t.storage().get()) > 0; }
+  bool known(const Tensor& t) const {
+    return t.defined() && find(storage_, t.storage().get()) >= 0;
+  }
+  // The value an entry names, or -1 when there is none or its object has died since.
+  template <class Map, class Key>
+  static int find(const Map& map, const Key* key) {
+    auto it = map.find(key);
+    if (it == map.end() || it->second.second.expired()) return -1;
+    return it->second.first;
+  }
   // The newest value on `id`'s storage.
   int latest(int id) const {
-    auto it = storage_.find(storage_key_[static_cast<size_t>(g_.value(id).base)]);
-    return it == storage_.end() ? id : (it->second == id ? id : it->second);
+    int newest = find(storage_, storage_key_[static_cast<size_t>(g_.value(id).base)]);
+    return newest < 0 ? id : newest;
   }
   void remember(const Tensor& t, int id) {
-    impl_[t.impl()] = id;
-    storage_[t.storage().get()] = id;
+    impl_[t.impl()] = {id, t.impl_ptr()};
+    storage_[t.storage().get()] = {id, t.storage()};
     if (storage_key_.size() < g_.values.size()) storage_key_.resize(g_.values.size(), nullptr);
     storage_key_[static_cast<size_t>(g_.value(id).base)] = t.storage().get();
-    keep_.push_back(t);
   }
   static Value layout_of(const Tensor& t) {
     Value v;
@@ -166,11 +176,17 @@ class Tracer : public DispatchObserver {
   }
 
   Graph& g_;
-  std::unordered_map<const TensorImpl*, int> impl_;
-  std::unordered_map<const Storage*, int> storage_;  // the newest value on each storage
-  std::vector<const Storage*> storage_key_;          // by base value id
+  // Note [weak references while tracing]
+  // The tracer must not keep the traced tensors alive: the program may look at reference counts
+  // (AccumulateGrad takes a gradient without a copy when nothing else holds it), and a trace
+  // should see what eager would run. Weak references do not count, and while one exists the
+  // object's memory (allocated with its control block by make_shared) is not reused, so an
+  // address names one object; an expired entry is ignored.
+  std::unordered_map<const TensorImpl*, std::pair<int, std::weak_ptr<TensorImpl>>> impl_;
+  // The newest value on each storage.
+  std::unordered_map<const Storage*, std::pair<int, std::weak_ptr<Storage>>> storage_;
+  std::vector<const Storage*> storage_key_;  // by base value id
   std::vector<std::pair<Tensor, int>> fresh_, updates_;
-  std::vector<Tensor> keep_;  // keeps every traced TensorImpl alive, so no address is reused
 };
 
 // Note [tracing a training step]

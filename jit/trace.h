@@ -41,11 +41,17 @@ std::shared_ptr<Graph> trace(nn::Module& module, const std::vector<Tensor>& exam
 class DispatchCounter : public DispatchObserver {
  public:
   DispatchCounter() : guard_(this) {}
-  void on_dispatch(const DispatchCall&) override { ++count_; }
+  void on_dispatch(const DispatchCall& call) override {
+    ++count_;
+    ++by_op_[static_cast<size_t>(call.op)];
+  }
   int64_t count() const { return count_; }
+  // Calls per op, by OpKey.
+  const std::vector<int64_t>& by_op() const { return by_op_; }
 
  private:
   int64_t count_ = 0;
+  std::vector<int64_t> by_op_ = std::vector<int64_t>(kNumOps, 0);
   DispatchObserverGuard guard_;
 };
 

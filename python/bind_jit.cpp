@@ -2,6 +2,8 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <map>
+
 #include "core/allocator.h"
 #include "jit/compile.h"
 #include "jit/executor.h"
@@ -59,6 +61,17 @@ jit::CompileOptions options_from(const py::dict& d) {
 struct DispatchCounting {
   std::unique_ptr<jit::DispatchCounter> counter;
   int64_t count = 0;
+  std::map<std::string, int64_t> by_op;
+  void stop() {
+    if (!counter) return;
+    count = counter->count();
+    by_op.clear();
+    for (int k = 0; k < kNumOps; ++k) {
+      int64_t n = counter->by_op()[static_cast<size_t>(k)];
+      if (n > 0) by_op[op_name(static_cast<OpKey>(k))] = n;
+    }
+    counter.reset();
+  }
 };
 
 }  // namespace
@@ -148,11 +161,8 @@ void init_jit(py::module_& root) {
              c.counter = std::make_unique<jit::DispatchCounter>();
              return c;
            })
-      .def("__exit__",
-           [](DispatchCounting& c, const py::args&) {
-             c.count = c.counter ? c.counter->count() : c.count;
-             c.counter.reset();
-           })
+      .def("__exit__", [](DispatchCounting& c, const py::args&) { c.stop(); })
+      .def_property_readonly("by_op", [](const DispatchCounting& c) { return c.by_op; })
       .def_property_readonly("count", [](const DispatchCounting& c) {
         return c.counter ? c.counter->count() : c.count;
       });

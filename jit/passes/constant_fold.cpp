@@ -63,7 +63,7 @@ int fold_constants(Graph& g) {
       dead[i] = true, ++folded;
       continue;
     }
-    bool foldable = true;
+    bool foldable = !is_random_op(n.op);
     for (size_t k = 0; k < n.params.size(); ++k) {
       if (n.roles[k] == Role::Update) foldable = false;
       if (n.roles[k] == Role::Read && !is_const(n.params[k])) foldable = false;

@@ -4,7 +4,8 @@ namespace wick::jit {
 
 // Note [dead code]
 // Liveness runs backwards from the graph's outputs. A node is live when one of its results is, or
-// when it writes a leaf's storage (that write is visible after the graph returns). A live node
+// when it writes a leaf's storage (that write is visible after the graph returns), or when it
+// draws random numbers (it advances the generator, which later draws see). A live node
 // makes everything it reads live, including the earlier version of a storage it updates, so a
 // chain of in-place writes stays whole as long as its last version is used.
 int eliminate_dead_code(Graph& g) {
@@ -14,7 +15,7 @@ int eliminate_dead_code(Graph& g) {
   int removed = 0;
   for (size_t i = g.nodes.size(); i-- > 0;) {
     const Node& n = g.nodes[i];
-    bool needed = false;
+    bool needed = n.kind == NodeKind::Kernel && is_random_op(n.op);  // advances the generator
     for (int o : n.outputs) needed = needed || live[static_cast<size_t>(o)];
     for (size_t k = 0; n.kind == NodeKind::Kernel && k < n.params.size(); ++k) {
       if (n.roles[k] == Role::Update && n.params[k] >= 0) {

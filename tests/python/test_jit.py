@@ -24,12 +24,13 @@ class CNN(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 8, 3)
         self.conv2 = nn.Conv2d(8, 16, 3)
+        self.drop = nn.Dropout(0.25)  # in training, a random mask on every call
         self.fc = nn.Linear(16 * 12 * 12, 10)
 
     def forward(self, x):
         x = F.relu(self.conv1(x))
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc(x.flatten(1))
+        return self.fc(self.drop(x).flatten(1))
 
 
 def assert_equal(got, want, rtol=1e-6, atol=0.0):
@@ -149,9 +150,19 @@ def test_bad_inputs():
         wick.compile(model, fusion=True)
     with pytest.raises(TypeError, match="must return a Tensor"):
         wick.jit.trace(lambda x: 3, wick.randn(2))
+
+
+def test_dropout_replays_fresh_masks_like_eager():
     dropout = nn.Dropout(0.5).train()
-    with pytest.raises(RuntimeError, match="random numbers"):
-        wick.jit.trace(dropout, wick.randn(4))
+    x = wick.ones(4, 64)
+    wick.manual_seed(9)
+    eager = [dropout(x), dropout(x)]
+    wick.manual_seed(9)
+    compiled = wick.compile(dropout)
+    got = [compiled(x), compiled(x)]  # traced, then replayed with new counters
+    assert_equal(got[0], eager[0], rtol=0)
+    assert_equal(got[1], eager[1], rtol=0)
+    assert got[0].tolist() != got[1].tolist()
 
 
 def _train(make, compiled, steps, shape):
