@@ -18,7 +18,14 @@ using jit::Graph;
 using jit::NamedTensors;
 
 py::dict plan_dict(const jit::MemoryPlan& p) {
-  py::dict d;
+  py::dict d, offsets, lifetimes;
+  for (size_t id = 0; id < p.offset.size(); ++id) {
+    if (p.offset[id] < 0) continue;
+    offsets[py::int_(id)] = p.offset[id];
+    lifetimes[py::int_(id)] = py::make_tuple(p.first[id], p.last[id]);
+  }
+  d["offsets"] = offsets;      // planned base value id -> byte offset in the arena
+  d["lifetimes"] = lifetimes;  // planned base value id -> (first node, last node)
   d["arena_bytes"] = p.arena_bytes;
   d["total_bytes"] = p.total_bytes;
   d["live_peak_bytes"] = p.live_peak_bytes;
@@ -85,6 +92,49 @@ void init_jit(py::module_& root) {
       .def("copy", [](const Graph& g) { return std::make_shared<Graph>(g); })
       .def("check", &Graph::check)
       .def_property_readonly("num_kernels", &Graph::num_kernels)
+      .def_property_readonly("inputs", [](const Graph& g) { return g.inputs; })
+      .def_property_readonly("outputs", [](const Graph& g) { return g.outputs; })
+      // The structure, read-only, for tools and for lab 18's planner in Python.
+      .def_property_readonly(
+          "values",
+          [](const Graph& g) {
+            static const char* kinds[] = {"input", "param", "constant", "internal"};
+            py::list out;
+            for (const jit::Value& v : g.values) {
+              py::dict d;
+              d["id"] = v.id;
+              d["kind"] = kinds[static_cast<int>(v.kind)];
+              d["name"] = v.name;
+              d["shape"] = v.shape.vec();
+              d["dtype"] = dtype_name(v.dtype);
+              d["nbytes"] = v.nbytes();
+              d["base"] = v.base;
+              out.append(d);
+            }
+            return out;
+          })
+      .def_property_readonly("node_info",
+                             [](const Graph& g) {
+                               static const char* kinds[] = {"kernel", "view", "fused"};
+                               static const char* roles[] = {"read", "write", "update"};
+                               py::list out;
+                               for (const jit::Node& n : g.nodes) {
+                                 py::dict d;
+                                 d["name"] = n.name();
+                                 d["kind"] = kinds[static_cast<int>(n.kind)];
+                                 d["params"] = n.params;
+                                 py::list r;
+                                 for (size_t k = 0; k < n.params.size(); ++k) {
+                                   r.append(n.kind == jit::NodeKind::View
+                                                ? "read"
+                                                : roles[static_cast<int>(n.roles[k])]);
+                                 }
+                                 d["roles"] = r;
+                                 d["outputs"] = n.outputs;
+                                 out.append(d);
+                               }
+                               return out;
+                             })
       .def_property_readonly("nodes", [](const Graph& g) {
         std::vector<std::string> names;
         for (const jit::Node& n : g.nodes) names.push_back(n.name());
