@@ -47,7 +47,7 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
     plan_ = plan_memory(g);
     planned_.assign(g.values.size(), Tensor());
     if (plan_.arena_bytes > 0) {
-      Device device = g.value(g.inputs.empty() ? 0 : g.inputs[0]).device;
+      Device device = g.value(plan_.arena_value).device;
       arena_ = std::make_shared<Storage>(static_cast<size_t>(plan_.arena_bytes),
                                          get_allocator(device.type));
     }

@@ -16,10 +16,13 @@ struct ExecutorOptions {
   bool plan_memory = true;  // intermediates in one arena (jit/passes/memory_plan.h)
 };
 
+// One executor runs one call at a time: its environment and its arena are reused by every run
+// (a second thread needs its own executor).
 class Executor {
  public:
   // `params` binds the graph's parameter leaves by name (a module's named_parameters() and
-  // named_buffers()). They are held by handle, so in-place updates (an optimizer's step) are seen.
+  // named_buffers()). They are held by handle, so in-place updates (an optimizer's step) are seen;
+  // a parameter replaced by another tensor is not (compile again).
   Executor(std::shared_ptr<const Graph> graph, const NamedTensors& params,
            ExecutorOptions options = {});
 

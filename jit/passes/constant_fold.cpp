@@ -63,7 +63,8 @@ int fold_constants(Graph& g) {
       dead[i] = true, ++folded;
       continue;
     }
-    bool foldable = !is_random_op(n.op);
+    // Fused nodes come from a later pass; random draws must advance the generator on each run.
+    bool foldable = n.kind == NodeKind::Kernel && !is_random_op(n.op);
     for (size_t k = 0; k < n.params.size(); ++k) {
       if (n.roles[k] == Role::Update) foldable = false;
       if (n.roles[k] == Role::Read && !is_const(n.params[k])) foldable = false;
@@ -87,7 +88,6 @@ int fold_constants(Graph& g) {
       }
       args.push_back(&tensors[k]);
     }
-    if (n.kind == NodeKind::Fused) continue;  // fusion runs after folding
     n.thunk->dispatch(n.op, n.device, n.args.get(), args.data());
     for (size_t k = 0; k < n.params.size(); ++k) {
       if (n.roles[k] == Role::Write && n.params[k] >= 0)

@@ -24,7 +24,8 @@ int eliminate_common_subexpressions(Graph& g) {
   int merged = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
-    bool eligible = !(n.kind == NodeKind::Kernel && is_random_op(n.op));
+    // Random draws each advance the generator; fused nodes' steps carry attributes the key omits.
+    bool eligible = n.kind == NodeKind::View || (n.kind == NodeKind::Kernel && !is_random_op(n.op));
     std::ostringstream key;
     key << static_cast<int>(n.kind) << " " << n.name() << " (";
     for (size_t k = 0; k < n.params.size(); ++k) {

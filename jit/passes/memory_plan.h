@@ -18,13 +18,15 @@ struct MemoryPlan {
   int64_t live_peak_bytes = 0;   // the most bytes live at one node: no plan can do better
   int64_t output_bytes = 0;      // the graph's outputs, allocated on each run (they are returned)
   int num_buffers = 0;
+  int arena_value = -1;     // a planned value: the arena lives on its device (the others' too)
   std::string str() const;  // the figures and the reuse ratio, one line each
 };
 
 constexpr int64_t kPlanAlignment = 64;  // bytes: a cache line, and a multiple of every dtype
 
-// Plans the internal buffers of `g` (not leaves, not the outputs' storages): greedy by size,
-// largest first, each at the lowest offset that overlaps no buffer live at the same time.
+// Plans the internal buffers of `g` (not leaves, not the outputs' storages) on the device of the
+// first one (buffers on another device stay unplanned): greedy by size, largest first, each at
+// the lowest offset that overlaps no buffer live at the same time.
 MemoryPlan plan_memory(const Graph& g);
 
 }  // namespace wick::jit

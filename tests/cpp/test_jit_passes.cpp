@@ -230,3 +230,20 @@ TEST(JitPasses, InPlaceAndSlicesReplay) {
   Tensor x2 = randn({2, 3});
   expect_same(run(*g, {x2}), f({x2})[0], 0);
 }
+
+TEST(JitPasses, FusedLoopReadsBroadcastAndStridedInputs) {
+  // A per-channel operand ([C, 1, 1] over N C H W: runs of one repeated number), a transposed one
+  // (stride H in the innermost dimension), and a scalar: every way the fused loop gathers.
+  Tensor scale = randn({3, 1, 1}), other = randn({2, 3, 5, 7});
+  auto f = [&](const std::vector<Tensor>& xs) {
+    Tensor y = (xs[0] * scale + other.transpose(2, 3).contiguous().transpose(2, 3)).tanh();
+    return std::vector<Tensor>{(y - 0.25).sigmoid()};
+  };
+  Tensor x = randn({2, 3, 5, 7});
+  auto g = jit::trace(f, {x}, {{"scale", scale}, {"other", other}});
+  jit::fold_constants(*g);
+  EXPECT_EQ(jit::fuse_elementwise(*g), 1);
+  std::cout << *g;
+  EXPECT_EQ(count_op(*g, "fused[mul, add, tanh, sub, sigmoid]"), 1);
+  expect_same(run(*g, {x}, {{"scale", scale}, {"other", other}}), f({x})[0], 0);
+}
