@@ -253,9 +253,9 @@ template <class T>
 void first_dtype(DType&, bool&, const T&) {}
 }  // namespace detail
 
+namespace detail {
 template <class Fn, class... Args>
-void dispatch(OpKey op, Device device, Args&&... args) {
-  if (detail::dispatch_observed()) detail::ObservedCall<Fn>::observe(op, device, args...);
+void run_dispatch(OpKey op, Device device, Args&&... args) {
   if (autocast::is_recording()) {  // Note [autocast]: the debug record of what ran in which dtype
     DType dtype = kFloat32;
     bool found = false;
@@ -272,6 +272,20 @@ void dispatch(OpKey op, Device device, Args&&... args) {
               " or on the CPU");
   note_fallback(op, device);
   detail::KernelSignature<Fn>::call_on_host(op, host, std::forward<Args>(args)...);
+}
+}  // namespace detail
+
+template <class Fn, class... Args>
+void dispatch(OpKey op, Device device, Args&&... args) {
+  if (detail::dispatch_observed()) {
+    detail::ObservedCall<Fn>::observe(op, device, args...);
+    // What runs inside the call - the fallback's copies to the host and back, a kernel that
+    // dispatches ops of its own - is part of this op, and an observer sees only the op.
+    DispatchObserverGuard inside(nullptr);
+    detail::run_dispatch<Fn>(op, device, std::forward<Args>(args)...);
+    return;
+  }
+  detail::run_dispatch<Fn>(op, device, std::forward<Args>(args)...);
 }
 
 namespace detail {

@@ -9,8 +9,9 @@
 // call a kernel of this signature again later with other tensors and the same non-tensor
 // arguments. The thunk is what lets a recorded graph be replayed without the front functions:
 // dispatch<Fn>() is a template, so it instantiates one thunk per kernel signature, and nothing
-// else needs to know the signatures. With no observer anywhere the cost is one relaxed atomic load
-// per dispatch.
+// else needs to know the signatures. Calls made while a kernel runs (the CPU fallback's copies,
+// a kernel that dispatches ops itself) are part of that kernel and are not shown. With no
+// observer anywhere the cost is one relaxed atomic load per dispatch.
 #pragma once
 
 #include <atomic>
@@ -69,7 +70,8 @@ class DispatchObserver {
   virtual void on_dispatch(const DispatchCall& call) = 0;
 };
 
-// Installs `observer` on this thread for the guard's lifetime (nesting restores the outer one).
+// Installs `observer` on this thread for the guard's lifetime (nesting restores the outer one;
+// nullptr hides the calls from the outer one).
 class DispatchObserverGuard {
  public:
   explicit DispatchObserverGuard(DispatchObserver* observer);

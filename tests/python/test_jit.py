@@ -214,3 +214,18 @@ def test_compiled_training_refuses_adam():
         wick.compile(step)(wick.randn(2, 1, 28, 28))
     with pytest.raises(ValueError, match="warmup"):
         wick.compile(step, warmup=-1)
+
+
+def test_compiled_on_the_sim_device_replays_its_fallbacks():
+    """sim has no convolution or pooling kernel: eager runs them on the CPU between copies. The
+    trace records the op, not the copies (they are part of the call), and the replay falls back
+    the same way, so a new input gives eager's result."""
+    wick.manual_seed(4)
+    model = CNN().eval().to("sim")
+    compiled = wick.compile(model)
+    with wick.backends.fallback.fallback_mode("silent"), wick.no_grad():
+        compiled(wick.randn(2, 1, 28, 28).to("sim"))
+        x = wick.randn(2, 1, 28, 28).to("sim")
+        got, want = compiled(x), model(x)
+        assert "conv2d" in compiled.graph.nodes and "copy" not in compiled.graph.nodes
+    assert_equal(got.to("cpu"), want.to("cpu"), rtol=0)
