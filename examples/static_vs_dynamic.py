@@ -4,7 +4,7 @@ launched, the dispatcher calls, the peak memory and the time - for the MNIST MLP
 The C++ twin is examples/static_vs_dynamic.cpp.
 
     /usr/bin/python3 examples/static_vs_dynamic.py [--batch 64] [--steps 20]
-        [--models mlp,cnn,resnet20] [--mode inference,training]
+        [--models mlp,cnn,resnet20] [--mode inference,training,sim]
 
 Eager runs the model from Python: every op goes through its binding, its front function
 (checks, promotion, allocation), the dispatcher and, in training, autograd. Compiled replays the
@@ -13,7 +13,8 @@ conv + batch-norm folding, elementwise fusion, one planned arena); for training 
 forward, the backward kernels the engine ran, SGD's update - as one graph. The eager peak is
 what the host allocator (malloc with counters) saw during a step beyond what was allocated
 before it; the compiled peak is the arena, planned before the step runs, plus what the host
-allocator saw during the step (the outputs). docs/static_graphs.md explains each figure.
+allocator saw during the step (the outputs). Mode sim compares the plan with PyTorch's caching
+allocator policy, on wick's simulated device. docs/static_graphs.md explains each figure.
 """
 
 import argparse
@@ -113,6 +114,32 @@ def inference(name, batch, steps):
            unfused.kernels_per_run, largest_relative_difference(compiled(x), eager(x)))
 
 
+def caching_allocator(batch):
+    """ResNet-20 inference on the sim device, whose memory comes from the caching allocator over a
+    simulated device (PyTorch's CUDA policy, run on the host): eager's dynamic peak there against
+    the planned arena. The ops sim has no kernel for run through the CPU fallback, in eager and
+    in the replay alike."""
+    wick.manual_seed(0)
+    model = resnet20().eval().to("sim")
+    x = wick.randn(batch, 3, 32, 32).to("sim")
+    base = wick.backends.sim.memory_stats()["allocated_bytes.all.current"]
+    with wick.backends.fallback.fallback_mode("silent"), wick.no_grad():
+        want = model(x)
+        stats = wick.backends.sim.memory_stats()
+        compiled = wick.compile(model, freeze=True)
+        compiled(x)
+        got = compiled(x)
+    eager_peak = stats["allocated_bytes.all.peak"] - base
+    plan = compiled.memory_plan
+    print(f"\nresnet20, batch {batch}, inference on the sim device (the caching allocator)")
+    print(f"  eager: allocated peak {eager_peak / 2**20:.2f} MiB beyond the parameters and input, "
+          f"reserved {stats['reserved_bytes.all.peak'] / 2**20:.2f} MiB")
+    print(f"  compiled: planned arena {plan['arena_bytes'] / 2**20:.2f} MiB + outputs "
+          f"{plan['output_bytes'] / 2**20:.2f} MiB (live-peak bound "
+          f"{plan['live_peak_bytes'] / 2**20:.2f} MiB); largest difference "
+          f"{largest_relative_difference(got.to('cpu'), want.to('cpu')):.1e} of the scale")
+
+
 def training(name, batch, steps):
     """One SGD step (forward, cross-entropy, backward, update) eager and compiled, on two copies
     of the model started from one seed and given the same batches, so their parameters must end
@@ -175,11 +202,14 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--models", default="mlp,cnn,resnet20")
-    parser.add_argument("--mode", default="inference,training")
+    parser.add_argument("--mode", default="inference,training,sim")
     args = parser.parse_args()
     for mode in args.mode.split(","):
-        if mode not in ("inference", "training"):
-            parser.error(f"unknown mode '{mode}' (inference or training)")
+        if mode not in ("inference", "training", "sim"):
+            parser.error(f"unknown mode '{mode}' (inference, training or sim)")
+        if mode == "sim":
+            caching_allocator(args.batch)
+            continue
         for name in args.models.split(","):
             if name not in MODELS:
                 parser.error(f"unknown model '{name}' (choose from {', '.join(MODELS)})")

@@ -77,16 +77,19 @@ int fold_conv_batchnorm(Graph& g) {
     const Value& y = g.value(bn.params[5]);
     if (y.shape != xv.shape || y.strides != xv.strides || y.dtype != xv.dtype) continue;
 
+    // Computed on the host in float64 (any device's tensors), then put where the weight lives.
     const Tensor& w = g.value(conv.params[1]).constant;
+    Device host(kCPU);
     auto f64 = [&](int id, double fill) {
       int64_t channels = w.size(0);
-      return id < 0 ? full({channels}, fill, kFloat64) : g.value(id).constant.to(kFloat64);
+      return id < 0 ? full({channels}, fill, kFloat64) : g.value(id).constant.to(host).to(kFloat64);
     };
     Tensor scale = f64(bn.params[1], 1.0) * (f64(bn.params[4], 0.0) + attr(bn, "eps")).rsqrt();
-    Tensor new_w = (w.to(kFloat64) * scale.reshape({w.size(0), 1, 1, 1})).to(w.dtype());
+    Tensor new_w =
+        (w.to(host).to(kFloat64) * scale.reshape({w.size(0), 1, 1, 1})).to(w.device(), w.dtype());
     Tensor new_b =
         ((f64(conv.params[2], 0.0) - f64(bn.params[3], 0.0)) * scale + f64(bn.params[2], 0.0))
-            .to(w.dtype());
+            .to(w.device(), w.dtype());
     conv.params[1] = add_constant(g, new_w.contiguous());
     conv.params[2] = add_constant(g, new_b.contiguous());
     g.replace_uses(bn.params[5], x);
