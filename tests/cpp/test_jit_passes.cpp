@@ -247,3 +247,39 @@ TEST(JitPasses, FusedLoopReadsBroadcastAndStridedInputs) {
   EXPECT_EQ(count_op(*g, "fused[mul, add, tanh, sub, sigmoid]"), 1);
   expect_same(run(*g, {x}, {{"scale", scale}, {"other", other}}), f({x})[0], 0);
 }
+
+TEST(JitPasses, Functionalization) {
+  // Python's ReLU(inplace=True): relu, then a copy back over its input; then an in-place add.
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor y = xs[0].exp();
+    y.copy_(y.relu());
+    y.add_(xs[0]);
+    return std::vector<Tensor>{y.sigmoid()};
+  };
+  Tensor x = randn({4, 5});
+  auto g = jit::trace(f, {x});
+  jit::Graph before = *g;
+  EXPECT_EQ(count_op(before, "copy"), 1);
+  EXPECT_EQ(jit::functionalize(*g), 2);
+  show("functionalization", before, *g);
+  g->check();
+  EXPECT_EQ(count_op(*g, "copy"), 0);
+  EXPECT_TRUE(g->updated_storages() == std::vector<bool>(g->values.size(), false));
+  jit::Graph fused = *g;
+  EXPECT_EQ(jit::fuse_elementwise(fused), 1);  // out of place, all four ops make one chain
+  EXPECT_EQ(fused.num_kernels(), 1);
+  expect_same(run(*g, {x}), f({x})[0], 0);
+  expect_same(run(fused, {x}), f({x})[0], 0);
+}
+
+TEST(JitPasses, FunctionalizationKeepsPartialWrites) {
+  auto f = [](const std::vector<Tensor>& xs) {
+    Tensor y = xs[0].exp();
+    y.narrow(0, 0, 2).mul_(3);  // only part of y: its old contents are still read
+    return std::vector<Tensor>{y * 2};
+  };
+  Tensor x = randn({4, 3});
+  auto g = jit::trace(f, {x});
+  EXPECT_EQ(jit::functionalize(*g), 0);
+  expect_same(run(*g, {x}), f({x})[0], 0);
+}
