@@ -134,7 +134,8 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     freeze=True (inference) turns parameters into constants so that constant folding and
     conv + batch-norm folding can use them; later changes to the parameters are not seen.
     The other passes (dead_code, common_subexpressions, constant_folding, fold_conv_bn) are on
-    unless passed as False.
+    unless passed as False. A replay records nothing for autograd: its outputs have no grad_fn,
+    so backward() through a compiled forward is not possible; compile the whole training step.
 
     A training step compiles too: a function that runs the forward, ``loss.backward()`` and
     ``optimizer.step()`` (SGD) is traced whole and replayed without autograd or Python; pass
