@@ -229,3 +229,18 @@ def test_compiled_on_the_sim_device_replays_its_fallbacks():
         got, want = compiled(x), model(x)
         assert "conv2d" in compiled.graph.nodes and "copy" not in compiled.graph.nodes
     assert_equal(got.to("cpu"), want.to("cpu"), rtol=0)
+
+
+def test_outputs_of_earlier_calls_survive_later_ones():
+    """Intermediates share one arena across calls; what a call returns never lives there."""
+    wick.manual_seed(5)
+    model = CNN().eval()
+    compiled = wick.compile(model, freeze=True)
+    x1, x2 = wick.randn(3, 1, 28, 28), wick.randn(3, 1, 28, 28)
+    with wick.no_grad():
+        first = compiled(x1)
+        kept = first.clone()
+        compiled(x2)
+        compiled(x2)
+    assert_equal(first, kept, rtol=0)
+    assert compiled.memory_plan["arena_bytes"] > 0
