@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "core/allocator.h"
 #include "core/memory/caching_allocator.h"
 #include "core/memory/device_allocator.h"
 #include "core/memory/history.h"
@@ -262,6 +263,17 @@ void init_memory(py::module_& root) {
         return format_replay_table(rs);
       },
       py::arg("results"));
+  // The CPU allocator's counters: what sharded training's memory accounting reads.
+  m.def("cpu_stats", [] {
+    AllocatorStats s = cpu_allocator()->stats();
+    py::dict d;
+    d["allocated_bytes"] = s.allocated_bytes;
+    d["peak_allocated_bytes"] = s.peak_allocated_bytes;
+    d["allocations"] = s.num_allocs;
+    d["frees"] = s.num_frees;
+    return d;
+  });
+  m.def("cpu_reset_peak", [] { cpu_allocator()->reset_peak(); });
 }
 
 }  // namespace wick::python

@@ -237,7 +237,11 @@ void init_tensor(py::module_& m) {
             });
             return handle;
           },
-          py::arg("hook"));
+          py::arg("hook"))
+      // Note [freed storage] (core/storage.h): PyTorch's untyped_storage().resize_(0) / (n).
+      .def("_free_storage", [](const Tensor& t) { t.storage()->free_memory(); })
+      .def("_alloc_storage", [](const Tensor& t) { t.storage()->allocate_memory(); })
+      .def("_is_storage_freed", [](const Tensor& t) { return t.storage()->memory_freed(); });
 
   // ---- conversions ----
   cls.def("to", &tensor_to)

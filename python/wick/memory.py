@@ -28,6 +28,17 @@ GiB = 1 << 30
 _ENABLED = (None, False, True, "all", "state", "alloc")
 
 
+def cpu_memory_stats():
+    """The CPU allocator's counters: allocated_bytes now, peak_allocated_bytes since the last
+    reset, allocations and frees (wick tensors only; NumPy-backed ones are not counted)."""
+    return dict(_M.cpu_stats())
+
+
+def cpu_reset_peak_memory_stats():
+    """Restarts peak_allocated_bytes from what is allocated now."""
+    _M.cpu_reset_peak()
+
+
 def policies():
     """The policy names Allocator and replay accept."""
     return list(_M.policies())
