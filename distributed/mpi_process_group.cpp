@@ -40,6 +40,7 @@
 #include "autograd/grad_mode.h"
 #include "core/error.h"
 #include "distributed/backends.h"
+#include "distributed/ring_all_reduce.h"
 
 namespace wick::distributed::detail {
 
@@ -165,15 +166,20 @@ class MpiWork : public Work {
         keep_alive_(std::move(keep_alive)),
         divide_(std::move(divide)),
         world_size_(world_size) {}
-  MPI_Request* request() { return &request_; }
+  // A collective has one request; a send_recv two.
+  MPI_Request* requests(int count) {
+    requests_.assign(static_cast<size_t>(count), MPI_REQUEST_NULL);
+    return requests_.data();
+  }
 
  protected:
   bool poll() override {
     int done = 0;
     {
       std::lock_guard<std::mutex> lock(session().call_mutex);
-      if (request_ == MPI_REQUEST_NULL) return true;
-      check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), op().c_str(), "MPI_Test");
+      check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
+                            MPI_STATUSES_IGNORE),
+                op().c_str(), "MPI_Testall");
     }
     return done != 0;
   }
@@ -187,7 +193,7 @@ class MpiWork : public Work {
   }
 
  private:
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> requests_;
   std::vector<Tensor> keep_alive_;  // the buffers MPI reads and writes until it is done
   Tensor divide_;
   int world_size_;
@@ -235,6 +241,9 @@ class ProcessGroupMPI : public ProcessGroup {
   std::shared_ptr<Work> all_reduce(const Tensor& tensor, ReduceOp op) override {
     const char* name = "all_reduce";
     check_tensor(name, tensor, kCPU);
+    if (all_reduce_algorithm() == AllReduceAlgorithm::Ring) {
+      return ring_all_reduce(*this, tensor, op);
+    }
     check_reduction(name, tensor.dtype(), op);
     int count = mpi_count(name, tensor.numel());
     auto work = make_work(name, {tensor}, op == ReduceOp::Avg ? tensor : Tensor());
@@ -290,6 +299,39 @@ class ProcessGroupMPI : public ProcessGroup {
     return work;
   }
 
+  std::shared_ptr<Work> send_recv(const Tensor& send, int dst, const Tensor& recv, int src,
+                                  int tag) override {
+    const char* name = "send_recv";
+    check_tensor(name, send, kCPU);
+    check_tensor(name, recv, kCPU);
+    check_root(name, dst);
+    check_root(name, src);
+    check_type(send.dtype() == recv.dtype(), name,
+               "the tensors have different dtypes: ", send.dtype(), " and ", recv.dtype());
+    int send_count = mpi_count(name, send.numel()), recv_count = mpi_count(name, recv.numel());
+    auto work = make_work(name, {send, recv}, Tensor());
+    MPI_Datatype type = copy_type(send.dtype());
+    launch(
+        work,
+        [&](MPI_Request* r) {
+          int rc = MPI_Irecv(recv.data_ptr(), recv_count, type, src, tag, comm_, &r[0]);
+          return rc != MPI_SUCCESS
+                     ? rc
+                     : MPI_Isend(send.data_ptr(), send_count, type, dst, tag, comm_, &r[1]);
+        },
+        2);
+    return work;
+  }
+
+  void progress_in_background(const std::shared_ptr<Work>& work) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      check_state(!stopped_, work->op().c_str(), "the process group was destroyed");
+      pending_.push_back(work);
+    }
+    wake_.notify_one();
+  }
+
   std::shared_ptr<Work> barrier() override {
     health_->check("barrier");
     auto work = make_work("barrier", {}, Tensor());
@@ -305,14 +347,14 @@ class ProcessGroupMPI : public ProcessGroup {
 
   // Starts the collective and hands it to the progress thread.
   template <class Start>
-  void launch(const std::shared_ptr<MpiWork>& work, Start start) {
+  void launch(const std::shared_ptr<MpiWork>& work, Start start, int requests = 1) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       check_state(!stopped_, work->op().c_str(), "the process group was destroyed");
     }
     {
       std::lock_guard<std::mutex> lock(session().call_mutex);
-      check_mpi(start(work->request()), work->op().c_str(), "starting the MPI collective");
+      check_mpi(start(work->requests(requests)), work->op().c_str(), "starting the MPI call");
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -326,9 +368,9 @@ class ProcessGroupMPI : public ProcessGroup {
     while (true) {
       wake_.wait(lock, [&] { return stopped_ || !pending_.empty(); });
       if (stopped_) return;
-      std::vector<std::shared_ptr<MpiWork>> polling(pending_.begin(), pending_.end());
+      std::vector<std::shared_ptr<Work>> polling(pending_.begin(), pending_.end());
       lock.unlock();
-      std::vector<MpiWork*> finished;
+      std::vector<Work*> finished;
       for (auto& work : polling) {
         try {
           if (work->is_completed()) finished.push_back(work.get());
@@ -342,7 +384,7 @@ class ProcessGroupMPI : public ProcessGroup {
       // Works of a broken group leave the list too: nobody will finish them.
       bool broken = health_->broken();
       pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                    [&](const std::shared_ptr<MpiWork>& w) {
+                                    [&](const std::shared_ptr<Work>& w) {
                                       return broken || std::find(finished.begin(), finished.end(),
                                                                  w.get()) != finished.end();
                                     }),
@@ -355,7 +397,7 @@ class ProcessGroupMPI : public ProcessGroup {
   std::thread progress_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<MpiWork>> pending_;
+  std::deque<std::shared_ptr<Work>> pending_;  // MPI calls, and rings built on them
   bool stopped_ = false;
 };
 

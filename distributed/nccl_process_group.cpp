@@ -38,6 +38,7 @@
 #include "cuda/api.h"
 #include "cuda/check.h"
 #include "distributed/backends.h"
+#include "distributed/ring_all_reduce.h"
 
 namespace wick::distributed::detail {
 
@@ -202,6 +203,9 @@ class ProcessGroupNCCL : public ProcessGroup {
   std::shared_ptr<Work> all_reduce(const Tensor& tensor, ReduceOp op) override {
     const char* name = "all_reduce";
     check(name, tensor);
+    if (all_reduce_algorithm() == AllReduceAlgorithm::Ring) {
+      return ring_all_reduce(*this, tensor, op);
+    }
     ncclRedOp_t red = nccl_op(name, tensor.dtype(), op);
     return launch(name, {tensor}, [&](cudaStream_t s) {
       return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
@@ -240,6 +244,29 @@ class ProcessGroupNCCL : public ProcessGroup {
     return launch(name, {output, input}, [&](cudaStream_t s) {
       return ncclReduceScatter(input.data_ptr(), output.data_ptr(), output.numel(),
                                nccl_type(name, input.dtype()), red, comm_->comm, s);
+    });
+  }
+
+  // Both halves in one NCCL group: queued one after the other on one stream, two ranks sending
+  // to each other first would each wait for the other's receive.
+  std::shared_ptr<Work> send_recv(const Tensor& send, int dst, const Tensor& recv, int src,
+                                  int /*tag: one stream keeps the order*/) override {
+    const char* name = "send_recv";
+    check(name, send);
+    check(name, recv);
+    check_root(name, dst);
+    check_root(name, src);
+    check_type(send.dtype() == recv.dtype(), name,
+               "the tensors have different dtypes: ", send.dtype(), " and ", recv.dtype());
+    ncclDataType_t type = nccl_type(name, send.dtype());
+    return launch(name, {send, recv}, [&](cudaStream_t s) {
+      ncclResult_t rc = ncclGroupStart();
+      if (rc == ncclSuccess)
+        rc = ncclSend(send.data_ptr(), send.numel(), type, dst, comm_->comm, s);
+      if (rc == ncclSuccess)
+        rc = ncclRecv(recv.data_ptr(), recv.numel(), type, src, comm_->comm, s);
+      ncclResult_t end = ncclGroupEnd();
+      return rc != ncclSuccess ? rc : end;
     });
   }
 

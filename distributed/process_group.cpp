@@ -26,6 +26,17 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
+const char* all_reduce_algorithm_name(AllReduceAlgorithm algorithm) {
+  return algorithm == AllReduceAlgorithm::Ring ? "ring" : "native";
+}
+
+AllReduceAlgorithm parse_all_reduce_algorithm(const std::string& name, const char* op) {
+  if (name == "native") return AllReduceAlgorithm::Native;
+  if (name == "ring") return AllReduceAlgorithm::Ring;
+  throw std::invalid_argument(
+      error_message(op, "all_reduce algorithm must be 'native' or 'ring'; got '", name, "'"));
+}
+
 // ---- GroupHealth --------------------------------------------------------------------------------
 
 void GroupHealth::check(const char* op) const {
@@ -138,6 +149,15 @@ ProcessGroup::ProcessGroup(int rank, int size, int local_rank, int local_size, S
               timeout.count(), " s");
 }
 
+std::shared_ptr<Work> ProcessGroup::send_recv(const Tensor&, int, const Tensor&, int, int) {
+  throw std::runtime_error(
+      error_message("send_recv", "the ", backend(), " backend has no point-to-point messages"));
+}
+
+int ProcessGroup::next_collective_tag() {
+  return next_tag_.fetch_add(1) & 0x7fff;  // MPI guarantees tags up to 32767
+}
+
 void ProcessGroup::check_tensor(const char* op, const Tensor& t, DeviceType device) const {
   health_->check(op);
   check_value(t.defined(), op, "got an undefined tensor");
@@ -195,11 +215,16 @@ void init_process_group(const std::string& backend, const InitOptions& options) 
               "world_size must be -1 (any) or positive; got ", options.world_size);
   check_value(options.timeout.count() > 0, "init_process_group", "timeout must be positive; got ",
               options.timeout.count(), " s");
+  AllReduceAlgorithm algorithm = options.all_reduce_algorithm;
+  if (const char* chosen = std::getenv("WICK_ALL_REDUCE_ALGORITHM")) {
+    algorithm = parse_all_reduce_algorithm(chosen, "init_process_group");
+  }
   if (backend == "mpi") {
     default_slot() = detail::make_mpi_process_group(options);
   } else {
     default_slot() = detail::make_nccl_process_group(options);
   }
+  default_slot()->set_all_reduce_algorithm(algorithm);
 }
 
 void destroy_process_group() {

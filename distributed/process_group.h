@@ -25,6 +25,7 @@
 // Work::wait().
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -41,6 +42,13 @@ using Seconds = std::chrono::duration<double>;
 
 enum class ReduceOp { Sum, Avg, Max, Min };
 const char* reduce_op_name(ReduceOp op);
+
+// How all_reduce runs: the library's own algorithm (MPI's, NCCL's) or wick's ring
+// (distributed/ring_all_reduce.h), there to be read and measured against them.
+enum class AllReduceAlgorithm { Native, Ring };
+const char* all_reduce_algorithm_name(AllReduceAlgorithm algorithm);
+// "native" or "ring"; throws std::invalid_argument naming `op` for anything else.
+AllReduceAlgorithm parse_all_reduce_algorithm(const std::string& name, const char* op);
 
 // A collective that did not finish in time (Note [bounded waits]). Python sees RuntimeError.
 class CommTimeoutError : public std::runtime_error {
@@ -124,6 +132,7 @@ class ProcessGroup {
   // Where this group's tensors live: the CPU for mpi, this rank's GPU for nccl.
   virtual Device device() const = 0;
   bool broken() const { return health_->broken(); }
+  const std::shared_ptr<GroupHealth>& health() const { return health_; }
 
   // In place on a contiguous tensor: every rank ends with the elementwise sum (mean, max, min)
   // of all ranks' tensors.
@@ -140,6 +149,22 @@ class ProcessGroup {
   // Done when every rank has called it.
   virtual std::shared_ptr<Work> barrier() = 0;
 
+  // One step of a message-passing algorithm (MPI_Sendrecv): sends `send` to rank `dst` and
+  // receives `recv` from rank `src`, both at once, so two ranks exchanging never wait on each
+  // other. Messages between two ranks with the same tag arrive in the order they were sent; a
+  // collective built from these takes its own tag from next_collective_tag(). Only the two ranks
+  // involved call it. Backends without point-to-point messages throw.
+  virtual std::shared_ptr<Work> send_recv(const Tensor& send, int dst, const Tensor& recv, int src,
+                                          int tag);
+  // Every rank draws tags in the same order (as it launches collectives), so they agree.
+  int next_collective_tag();
+
+  AllReduceAlgorithm all_reduce_algorithm() const { return all_reduce_algorithm_; }
+  void set_all_reduce_algorithm(AllReduceAlgorithm algorithm) { all_reduce_algorithm_ = algorithm; }
+  // Keeps polling `work` on the backend's progress thread until it is done (MPI); by default
+  // nothing, and the waiter's polls advance it.
+  virtual void progress_in_background(const std::shared_ptr<Work>& work) { (void)work; }
+
  protected:
   // The argument checks every backend shares; they throw naming `op` and the offending values.
   void check_tensor(const char* op, const Tensor& t, DeviceType device) const;
@@ -151,6 +176,8 @@ class ProcessGroup {
  private:
   int rank_, size_, local_rank_, local_size_;
   Seconds timeout_;
+  AllReduceAlgorithm all_reduce_algorithm_ = AllReduceAlgorithm::Native;
+  std::atomic<int> next_tag_{0};
 };
 
 // ---- the default group, PyTorch's torch.distributed functions ----------------------------------
@@ -163,6 +190,9 @@ struct InitOptions {
   int world_size = -1;
   // NCCL: the GPU of this rank; -1 picks local_rank (one rank per GPU).
   int device = -1;
+  // all_reduce's algorithm; the environment variable WICK_ALL_REDUCE_ALGORITHM ("native" or
+  // "ring"), when set, overrides it, so a program can be switched without changing it.
+  AllReduceAlgorithm all_reduce_algorithm = AllReduceAlgorithm::Native;
 };
 
 // Creates the default group. backend: "mpi" (CPU tensors) or "nccl" (CUDA tensors). Throws if

@@ -10,6 +10,7 @@
 
 #include "distributed/backends.h"
 #include "distributed/distributed.h"
+#include "distributed/ring_all_reduce.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
@@ -74,19 +75,31 @@ void init_distributed(py::module_& m) {
       .def("size", &dist::ProcessGroup::size)
       .def("local_rank", &dist::ProcessGroup::local_rank)
       .def("backend", &dist::ProcessGroup::backend)
-      .def_property_readonly("device", &dist::ProcessGroup::device);
+      .def_property_readonly("device", &dist::ProcessGroup::device)
+      .def_property(
+          "all_reduce_algorithm",
+          [](const dist::ProcessGroup& g) {
+            return dist::all_reduce_algorithm_name(g.all_reduce_algorithm());
+          },
+          [](dist::ProcessGroup& g, const std::string& name) {
+            g.set_all_reduce_algorithm(
+                dist::parse_all_reduce_algorithm(name, "all_reduce_algorithm"));
+          });
 
   d.def(
       "init_process_group",
-      [](const std::string& backend, double timeout, int world_size, int device) {
+      [](const std::string& backend, double timeout, int world_size, int device,
+         const std::string& algorithm) {
         dist::InitOptions options;
         options.timeout = dist::Seconds(timeout);
         options.world_size = world_size;
         options.device = device;
+        options.all_reduce_algorithm =
+            dist::parse_all_reduce_algorithm(algorithm, "init_process_group");
         dist::init_process_group(backend, options);
       },
       py::arg("backend"), py::arg("timeout") = 30.0, py::arg("world_size") = -1,
-      py::arg("device") = -1);
+      py::arg("device") = -1, py::arg("all_reduce_algorithm") = "native");
   d.def("destroy_process_group", &dist::destroy_process_group);
   d.def("is_initialized", &dist::is_initialized);
   d.def("is_launched_by_mpi", &dist::is_launched_by_mpi);
@@ -102,6 +115,22 @@ void init_distributed(py::module_& m) {
         return maybe_wait(dist::default_group().all_reduce(to_tensor(t, "tensor"), op), async_op);
       },
       py::arg("tensor"), py::arg("op") = dist::ReduceOp::Sum, py::arg("async_op") = false);
+  d.def(
+      "ring_all_reduce",
+      [](const py::handle& t, dist::ReduceOp op, bool async_op) {
+        return maybe_wait(dist::ring_all_reduce(dist::default_group(), to_tensor(t, "tensor"), op),
+                          async_op);
+      },
+      py::arg("tensor"), py::arg("op") = dist::ReduceOp::Sum, py::arg("async_op") = false);
+  d.def(
+      "send_recv",
+      [](const py::handle& send, int dst, const py::handle& recv, int src, int tag, bool async_op) {
+        return maybe_wait(dist::default_group().send_recv(to_tensor(send, "send"), dst,
+                                                          to_tensor(recv, "recv"), src, tag),
+                          async_op);
+      },
+      py::arg("send"), py::arg("dst"), py::arg("recv"), py::arg("src"), py::arg("tag") = 0,
+      py::arg("async_op") = false);
   d.def(
       "broadcast",
       [](const py::handle& t, int src, bool async_op) {

@@ -11,6 +11,11 @@ A job is N processes started by mpirun, one rank each; the "mpi" backend reduces
     dist.all_reduce(x)                    # every rank: 1 + 2 + ... + N
     dist.destroy_process_group()
 
+all_reduce runs MPI's (NCCL's) algorithm, or wick's own ring (distributed/ring_all_reduce.h) with
+init_process_group(..., all_reduce_algorithm="ring") or WICK_ALL_REDUCE_ALGORITHM=ring; sharded
+training is in wick.distributed.fsdp (ZeRO-2/3), wick.distributed.optim (ZeRO-1) and
+wick.distributed.checkpoint (sharded checkpoints).
+
 Every wait is bounded by the group's timeout (30 s by default): a rank that died or hung makes the
 others raise DistBackendError instead of hanging. The C++ side is distributed/process_group.h.
 """
@@ -29,7 +34,8 @@ __all__ = [
     "ReduceOp", "Work", "DistBackendError", "init_process_group", "destroy_process_group",
     "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "get_rank",
     "get_world_size", "get_backend", "all_reduce", "broadcast", "all_gather",
-    "all_gather_into_tensor", "reduce_scatter_tensor", "barrier",
+    "all_gather_into_tensor", "reduce_scatter_tensor", "barrier", "ring_all_reduce", "send_recv",
+    "get_all_reduce_algorithm",
 ]
 
 
@@ -64,8 +70,9 @@ def _check_group(group):
 
 
 def init_process_group(backend="mpi", init_method=None, timeout=None, world_size=-1, rank=-1,
-                       store=None, group_name="", device_id=None):
+                       store=None, group_name="", device_id=None, all_reduce_algorithm="native"):
     """Joins the ranks mpirun started. backend: "mpi" (CPU tensors) or "nccl" (CUDA tensors).
+    all_reduce_algorithm: "native" (the library's) or "ring" (wick's own, for study).
 
     mpirun decides ranks and addresses, so init_method and store must be None (or "env://");
     world_size and rank, when given, are checked against what mpirun started. timeout is a
@@ -76,7 +83,7 @@ def init_process_group(backend="mpi", init_method=None, timeout=None, world_size
     device = -1
     if device_id is not None:
         device = device_id if isinstance(device_id, int) else (device_id.index or 0)
-    _d.init_process_group(backend, _seconds(timeout), world_size, device)
+    _d.init_process_group(backend, _seconds(timeout), world_size, device, all_reduce_algorithm)
     if rank not in (-1, None) and rank != _d.get_rank():
         actual = _d.get_rank()
         raise ValueError(f"init_process_group: rank={rank} was passed but mpirun made this "
@@ -150,3 +157,23 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 def barrier(group=None, async_op=False, device_ids=None):
     _check_group(group)
     return _result(_d.barrier(async_op), async_op)
+
+
+def get_all_reduce_algorithm(group=None):
+    """"native" or "ring": what all_reduce runs on this group."""
+    _check_group(group)
+    return _d.default_group().all_reduce_algorithm
+
+
+def ring_all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """all_reduce by wick's ring of send_recv steps (Note [ring all-reduce]), whatever the
+    group's algorithm."""
+    _check_group(group)
+    return _result(_d.ring_all_reduce(tensor, op, async_op), async_op)
+
+
+def send_recv(send, dst, recv, src, tag=0, group=None, async_op=False):
+    """Sends `send` to rank dst and receives `recv` from rank src at once (MPI_Sendrecv); only the
+    ranks involved call it."""
+    _check_group(group)
+    return _result(_d.send_recv(send, dst, recv, src, tag, async_op), async_op)
