@@ -18,8 +18,7 @@ class RingWork : public Work {
            std::shared_ptr<GroupHealth> health)
       : Work("all_reduce (ring)", timeout, std::move(health)),
         group_(group),
-        tensor_(tensor),
-        flat_(tensor.reshape({tensor.numel()})),
+        flat_(tensor.reshape({tensor.numel()})),  // a view: it keeps the tensor's storage alive
         op_(op),
         tag_(group.next_collective_tag()) {
     int n = group.size();
@@ -95,7 +94,7 @@ class RingWork : public Work {
   }
 
   ProcessGroup& group_;
-  Tensor tensor_, flat_, received_;
+  Tensor flat_, received_;
   ReduceOp op_;
   int tag_;
   std::vector<int64_t> bounds_;

@@ -40,6 +40,7 @@ import math
 import wick
 from wick import _C
 from wick.nn.modules import Module
+from wick.nn.parallel import _find_tensors
 from wick.nn.parameter import Parameter
 
 _d = _C._distributed
@@ -105,18 +106,6 @@ def _auto_wrap(module, policy, kwargs):
         numel = sum(p.numel() for _, _, _, p in _own_parameters(child))
         if policy(module=child, recurse=False, nonwrapped_numel=numel):
             module._modules[name] = FullyShardedDataParallel(child, **kwargs)
-
-
-def _output_tensors(obj, out):
-    if isinstance(obj, _C.Tensor):
-        out.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            _output_tensors(item, out)
-    elif isinstance(obj, dict):
-        for item in obj.values():
-            _output_tensors(item, out)
-    return out
 
 
 class FullyShardedDataParallel(Module):
@@ -290,7 +279,7 @@ class FullyShardedDataParallel(Module):
         self._pre_backward_done = False
         output = self._fsdp_wrapped_module(*args, **kwargs)
         if grad:
-            for t in _output_tensors(output, []):
+            for t in _find_tensors(output, []):
                 if t.requires_grad:
                     t.register_hook(self._pre_backward_hook)
         keep_for_backward = grad and (self._is_root or
