@@ -61,11 +61,14 @@ fi
 # .venv: Debian's python3 with its packages (numpy, torch, pytest) visible, plus what only PyPI
 # has. scripts/test.sh runs pytest with .venv/bin/python when it exists.
 cd "$(dirname "$0")/.."
-pip_packages=(hypothesis)  # property tests (tests/python/test_properties.py)
+# hypothesis: property tests (tests/python/test_properties.py); onnx and onnxruntime: the ONNX
+# export is checked by onnx.checker and run by ONNX Runtime (tests/python/test_onnx*.py).
+# "numpy<2" keeps Debian's NumPy 1.x, which wick's extension and Debian's PyTorch are built against.
+pip_packages=(hypothesis onnx onnxruntime "numpy<2")
 if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-if ! .venv/bin/python -c "import hypothesis" 2>/dev/null; then
+if ! .venv/bin/python -c "import hypothesis, onnx, onnxruntime" 2>/dev/null; then
   echo "setup: pip-installing ${pip_packages[*]} into .venv"
   .venv/bin/python -m pip install -q "${pip_packages[@]}"
 else
