@@ -64,6 +64,33 @@ jit::CompileOptions options_from(const py::dict& d) {
   return o;
 }
 
+py::dict attrs_dict(const std::vector<DispatchAttr>& attrs) {
+  py::dict d;
+  for (const DispatchAttr& a : attrs) {
+    switch (a.kind) {
+      case DispatchAttr::Kind::Int:
+        d[a.name.c_str()] = a.i;
+        break;
+      case DispatchAttr::Kind::Float:
+        d[a.name.c_str()] = a.f;
+        break;
+      case DispatchAttr::Kind::Bool:
+        d[a.name.c_str()] = a.i != 0;
+        break;
+      case DispatchAttr::Kind::Ints:
+        d[a.name.c_str()] = a.ints;
+        break;
+      case DispatchAttr::Kind::Scalar:
+        if (a.scalar.is_floating())
+          d[a.name.c_str()] = a.scalar.to_double();
+        else
+          d[a.name.c_str()] = a.scalar.to_int();
+        break;
+    }
+  }
+  return d;
+}
+
 // Counts dispatcher calls between __enter__ and __exit__ (on this thread).
 struct DispatchCounting {
   std::unique_ptr<jit::DispatchCounter> counter;
@@ -109,6 +136,13 @@ void init_jit(py::module_& root) {
               d["dtype"] = dtype_name(v.dtype);
               d["nbytes"] = v.nbytes();
               d["base"] = v.base;
+              d["strides"] = v.strides.vec();
+              d["offset"] = v.offset;
+              d["storage_numel"] = v.storage_numel;
+              d["producer"] = v.producer;
+              d["input_index"] = v.input_index;
+              d["constant"] =
+                  v.kind == jit::ValueKind::Constant ? py::cast(v.constant) : py::none();
               out.append(d);
             }
             return out;
@@ -131,6 +165,13 @@ void init_jit(py::module_& root) {
                                  }
                                  d["roles"] = r;
                                  d["outputs"] = n.outputs;
+                                 // For exporters: the op-table row, its typed attributes and a
+                                 // view's layout (offset relative to its source's).
+                                 d["op"] = n.kind == jit::NodeKind::View ? "view" : op_name(n.op);
+                                 d["attrs"] = attrs_dict(n.attrs);
+                                 d["view_shape"] = n.view_shape.vec();
+                                 d["view_strides"] = n.view_strides.vec();
+                                 d["view_offset"] = n.view_offset;
                                  out.append(d);
                                }
                                return out;
