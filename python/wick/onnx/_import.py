@@ -1,0 +1,269 @@
+"""wick.onnx.load: an ONNX file runs in wick's executor.
+
+Note [ONNX import]
+The file is parsed by the onnx package (its protobuf classes) and checked by onnx.checker, so a
+corrupt or malformed file is a ValueError naming the file before wick looks at it. Then
+everything wick cannot run is refused at load time, not halfway through a call: an operator
+outside _onnx_ops.OPS (NotImplementedError listing the supported ones), an opset outside
+OPSET_RANGE, an attribute value a translation does not handle (ValueError naming the node and
+attribute), an input or output dtype wick lacks.
+
+The model is an interpreter over the graph's nodes, in the topological order ONNX requires: each
+node's translation (_onnx_ops.py) calls wick ops on the values its inputs name. That interpreter
+is not what runs on every call. It is traced by wick.compile (python/wick/jit): the first call
+per input signature runs it once under the dispatcher's observer, the jit passes optimise the
+kernels it dispatched (conv + batch-norm folding, elementwise fusion, a memory plan), and every
+later call replays the graph in C++ without Python between kernels. A new batch size traces
+again (counted in `retraces`). Shapes are frozen per trace, which is what makes ONNX's shape
+arithmetic (Shape -> Gather -> Concat -> Reshape) sound here: it is computed in NumPy at trace
+time (Note [static and dynamic values] in _onnx_ops.py) and the trace is guarded by the input
+shapes. load(f, compile=False) runs the interpreter eagerly on every call instead.
+"""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+import wick
+
+from . import _onnx_ops as ops
+
+OPSET_RANGE = (9, 22)  # versions of the default domain (ai.onnx) whose semantics ops follow
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+class Node:
+    """One ONNX node as the translations see it: attributes decoded to Python values."""
+
+    __slots__ = ("op", "name", "inputs", "outputs", "attrs", "opset")
+
+    def __init__(self, op, name, inputs, outputs, attrs, opset):
+        self.op, self.name, self.inputs, self.outputs = op, name, inputs, outputs
+        self.attrs, self.opset = attrs, opset
+
+
+def _array(tensor, what):
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as e:  # a tensor whose data does not match its dims or type
+        raise ValueError(f"wick.onnx.load: {what} holds invalid tensor data: {e}") from e
+
+
+def _attributes(proto, name):
+    attrs = {}
+    for a in proto.attribute:
+        if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            raise NotImplementedError(f"wick.onnx.load: node '{name}' ({proto.op_type}) has a "
+                                      f"subgraph attribute '{a.name}'; control flow is not "
+                                      "supported")
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        elif isinstance(value, onnx.TensorProto):
+            value = _array(value, f"attribute '{a.name}' of node '{name}'")
+        elif isinstance(value, list) and value and isinstance(value[0], bytes):
+            value = [v.decode("utf-8", "replace") for v in value]
+        attrs[a.name] = value
+    if proto.op_type == "Constant":  # the one value a Constant holds, as a NumPy array
+        for key, dtype in (("value", None), ("value_float", np.float32),
+                           ("value_floats", np.float32), ("value_int", np.int64),
+                           ("value_ints", np.int64)):
+            if key in attrs:
+                value = attrs[key]
+                attrs["__value__"] = value if dtype is None else np.array(value, dtype=dtype)
+    return attrs
+
+
+def _parse(f):
+    """The ModelProto in f (a path, bytes, a file object or a ModelProto) and a label for it."""
+    if isinstance(f, onnx.ModelProto):
+        return f, "the ModelProto"
+    if isinstance(f, (bytes, bytearray, memoryview)):
+        data, label = bytes(f), f"the {len(f)} bytes given"
+    elif isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:  # FileNotFoundError as Python raises it
+            data, label = file.read(), f"'{os.fspath(f)}'"
+    elif hasattr(f, "read"):
+        data, label = f.read(), "the file object"
+    else:
+        raise TypeError("wick.onnx.load: expected a path, bytes, a file object or an "
+                        f"onnx.ModelProto; got {type(f).__name__}")
+    try:
+        return onnx.load_from_string(data), label
+    except Exception as e:  # protobuf's DecodeError and whatever a truncated message raises
+        raise ValueError(f"wick.onnx.load: {label} is not an ONNX model; protobuf could not "
+                         f"decode it ({type(e).__name__}: {e})") from e
+
+
+def _opset(model, label):
+    versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    if not versions:
+        raise ValueError(f"wick.onnx.load: {label} imports no version of the default ONNX "
+                         "domain (ai.onnx)")
+    version = versions[0]
+    if not OPSET_RANGE[0] <= version <= OPSET_RANGE[1]:
+        raise NotImplementedError(f"wick.onnx.load: {label} uses opset {version}; wick supports "
+                                  f"opsets {OPSET_RANGE[0]} to {OPSET_RANGE[1]}")
+    return version
+
+
+def _value_info(info, label, what):
+    kind = info.type.WhichOneof("value")
+    if kind != "tensor_type":
+        raise NotImplementedError(f"wick.onnx.load: {label}: {what} '{info.name}' is a {kind}, "
+                                  "not a tensor")
+    elem = info.type.tensor_type.elem_type
+    if elem not in ops.WICK_DTYPES:
+        name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() \
+            else elem
+        raise NotImplementedError(f"wick.onnx.load: {label}: {what} '{info.name}' has element "
+                                  f"type {name}, which wick has no dtype for")
+    dims = None
+    if info.type.tensor_type.HasField("shape"):
+        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in info.type.tensor_type.shape.dim]
+    return info.name, elem, dims
+
+
+def load(f, compile=True):
+    """wick.onnx.load(f, compile=True): an ONNX model (a path, bytes, a file object or an
+    onnx.ModelProto) as an ImportedModel, callable on wick Tensors or NumPy arrays.
+
+    Raises ValueError for a file that is not a valid ONNX model, NotImplementedError for an
+    operator, opset or dtype wick does not run. compile=False runs the graph eagerly, op by op,
+    instead of tracing it into wick's executor (Note [ONNX import])."""
+    model, label = _parse(f)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: "
+                         f"{str(e).strip()}") from e
+    opset = _opset(model, label)
+    graph = model.graph
+    if graph.sparse_initializer:
+        raise NotImplementedError(f"wick.onnx.load: {label} has sparse initializers")
+    initializers = {t.name: _array(t, f"initializer '{t.name}'").view(ops.Initializer)
+                    for t in graph.initializer}
+    inputs = [_value_info(i, label, "input") for i in graph.input if i.name not in initializers]
+    outputs = [_value_info(o, label, "output") for o in graph.output]
+    nodes = []
+    for index, proto in enumerate(graph.node):
+        name = proto.name or f"{proto.op_type}_{index}"
+        if proto.domain not in _DEFAULT_DOMAINS or proto.op_type not in ops.OPS:
+            op = proto.op_type if proto.domain in _DEFAULT_DOMAINS else \
+                f"{proto.domain}::{proto.op_type}"
+            raise NotImplementedError(f"wick.onnx.load: op '{op}' (node '{name}') is not "
+                                      f"supported; supported: {', '.join(sorted(ops.OPS))}")
+        node = Node(proto.op_type, name, list(proto.input), list(proto.output),
+                    _attributes(proto, name), opset)
+        if node.op in ops.CHECKS:
+            ops.CHECKS[node.op](node)
+        nodes.append(node)
+    return ImportedModel(nodes, initializers, inputs, outputs, compile, label)
+
+
+class ImportedModel:
+    """An ONNX graph that runs on wick: model(*inputs) returns a Tensor, or a tuple for a graph
+    with several outputs. Inputs are wick Tensors or NumPy arrays, in the graph's input order.
+
+    ``graph`` is the wick graph the latest call replayed (print it), ``retraces`` counts the
+    traces a new input signature caused; both are None under compile=False."""
+
+    def __init__(self, nodes, initializers, inputs, outputs, compile, label):
+        self.nodes = nodes
+        self.input_names = [name for name, _, _ in inputs]
+        self.output_names = [name for name, _, _ in outputs]
+        self._initializers = initializers
+        self._inputs = inputs
+        self._outputs = outputs
+        self._label = label
+        for a in initializers.values():
+            a.wick = ops.to_wick(np.asarray(a)) if a.dtype.kind == "f" else None
+        self._compiled = wick.compile(self._run) if compile else None
+
+    def __repr__(self):
+        mode = "compiled" if self._compiled is not None else "eager"
+        return (f"ImportedModel({self._label}, {len(self.nodes)} nodes, inputs="
+                f"{self.input_names}, outputs={self.output_names}, {mode})")
+
+    @property
+    def graph(self):
+        return None if self._compiled is None or not self._compiled.traces else \
+            self._compiled.graph
+
+    @property
+    def retraces(self):
+        return None if self._compiled is None else self._compiled.retraces
+
+    def __call__(self, *args):
+        tensors = self._check_inputs(args)
+        with wick.no_grad():
+            if self._compiled is None:
+                return self._run(*tensors)
+            return self._compiled(*tensors)
+
+    def _check_inputs(self, args):
+        if len(args) != len(self._inputs):
+            raise TypeError(f"wick.onnx: the model takes {len(self._inputs)} input(s) "
+                            f"{self.input_names}; got {len(args)}")
+        tensors, symbols = [], {}
+        for arg, (name, elem, dims) in zip(args, self._inputs):
+            if isinstance(arg, np.ndarray):
+                arg = wick.from_numpy(np.ascontiguousarray(arg))
+            if not isinstance(arg, wick.Tensor):
+                raise TypeError(f"wick.onnx: input '{name}' must be a wick Tensor or a NumPy "
+                                f"array; got {type(arg).__name__}")
+            if arg.dtype != ops.WICK_DTYPES[elem]:
+                raise TypeError(f"wick.onnx: input '{name}' must be {ops.WICK_DTYPES[elem]}; got "
+                                f"{arg.dtype}")
+            shape = list(arg.shape)
+            if dims is not None:
+                ok = len(shape) == len(dims) and all(
+                    d is None or (isinstance(d, int) and d == s) or symbols.setdefault(d, s) == s
+                    for d, s in zip(dims, shape))
+                if not ok:
+                    expected = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+                    raise ValueError(f"wick.onnx: input '{name}' has shape {shape}; the model "
+                                     f"expects {expected}")
+            tensors.append(arg)
+        return tensors
+
+    def _value(self, env, name, node):
+        if not name:
+            return None
+        if name not in env:
+            raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}) reads '{name}', which "
+                             "no earlier node or initializer defines")
+        return env[name]
+
+    def _run(self, *tensors):
+        """The interpreter: every node's translation in graph order (what wick.compile traces)."""
+        env = dict(self._initializers)
+        env.update(zip(self.input_names, tensors))
+        for node in self.nodes:
+            ins = [self._value(env, name, node) for name in node.inputs]
+            try:
+                outs = ops.OPS[node.op](node, ins)
+            except Exception as e:
+                if str(e).startswith("wick.onnx"):
+                    raise
+                kind = (TypeError if isinstance(e, TypeError) else
+                        NotImplementedError if isinstance(e, NotImplementedError) else ValueError)
+                raise kind(f"wick.onnx: node '{node.name}' ({node.op}) failed on inputs "
+                           f"{[list(v.shape) if v is not None else None for v in ins]}: "
+                           f"{type(e).__name__}: {e}") from e
+            env.update((name, v) for name, v in zip(node.outputs, outs) if name)
+        results = []
+        for name, elem, _ in self._outputs:
+            if name not in env:
+                raise ValueError(f"wick.onnx: no node computes the graph output '{name}'")
+            v = ops.to_wick(env[name])
+            if v.dtype != ops.WICK_DTYPES[elem]:  # a quantized value held in float
+                v = v.to(ops.WICK_DTYPES[elem])
+            results.append(v)
+        return results[0] if len(results) == 1 else tuple(results)
+
+
+__all__ = ["load", "ImportedModel"]

@@ -1,0 +1,614 @@
+"""How each ONNX operator runs as wick ops (wick.onnx.load's interpreter; the loader is _import.py).
+
+Note [static and dynamic values]
+A value in the interpreter is either a NumPy array or a wick Tensor. Initializers, Constant nodes
+and Shape's results are NumPy arrays ("static"): they are known without running the model. An op
+whose inputs are all static runs in NumPy (constant folding, as ONNX Runtime does), so the small
+integer programs PyTorch exports around a reshape (Shape -> Gather -> Unsqueeze -> Concat ->
+Reshape) never become kernels. An op with a dynamic input runs wick ops, converting its static
+inputs with to_wick. An argument that wick needs as Python numbers (Reshape's shape, Unsqueeze's
+axes, Clip's bounds) must be static: under wick.compile that is exactly what a trace may freeze,
+because the trace is guarded by the input shapes; a value computed from the input's data is not,
+and is refused with the node's name instead of being frozen silently.
+
+Each translation is fn(node, inputs) -> list of outputs; `node` is an _import.Node (op, name,
+attrs, opset, inputs, outputs); inputs hold None for an omitted optional input. CHECKS hold the
+load-time checks of attribute values, so that a model wick cannot run fails when it is loaded.
+"""
+
+import math
+
+import numpy as np
+
+import wick
+import wick.nn.functional as F
+
+# ONNX TensorProto element types that wick has (onnx.TensorProto.FLOAT = 1, ...).
+WICK_DTYPES = {1: wick.float32, 2: wick.uint8, 6: wick.int32, 7: wick.int64, 9: wick.bool,
+               10: wick.float16, 11: wick.float64, 16: wick.bfloat16}
+if hasattr(wick, "int8"):
+    WICK_DTYPES[3] = wick.int8
+NP_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7: np.int64,
+             9: np.bool_, 10: np.float16, 11: np.float64}
+# NumPy dtypes wick.from_numpy takes; others are widened (int8 -> int32) on the way.
+_FROM_NUMPY = (np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_)
+MAX_STATIC_ELEMENTS = 1 << 28  # a static value larger than this is refused, not allocated
+
+
+def is_static(v):
+    return isinstance(v, np.ndarray)
+
+
+class Initializer(np.ndarray):
+    """An initializer's array with its wick tensor, converted once at load time so that every
+    call, and every trace, reads the same tensor. NumPy results computed from it are plain."""
+
+    wick = None
+
+    def __array_finalize__(self, obj):
+        self.wick = None
+
+
+def to_wick(v):
+    if v is None or isinstance(v, wick.Tensor):
+        return v
+    if getattr(v, "wick", None) is not None:
+        return v.wick
+    if v.dtype.type not in _FROM_NUMPY:
+        v = v.astype(np.int32 if v.dtype.kind in "iu" and v.itemsize < 4 else np.int64)
+    return wick.from_numpy(np.ascontiguousarray(v).copy())
+
+
+def shape_of(v):
+    return list(v.shape)
+
+
+def static(node, v, what):
+    """A static input as a NumPy array, or a ValueError naming the node (Note [static and
+    dynamic values])."""
+    if v is None:
+        return None
+    if not is_static(v):
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): input '{what}' must be a "
+                         "constant (an initializer, a Constant node or computed from shapes); it "
+                         "is computed from the model's input data, which wick cannot freeze")
+    return v
+
+
+def static_ints(node, v, what):
+    v = static(node, v, what)
+    return None if v is None else [int(i) for i in v.reshape(-1)]
+
+
+def axis_in(node, axis, rank, what="axis"):
+    if not -rank <= axis < max(rank, 1):
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): {what} {axis} is out of "
+                         f"range for a tensor of rank {rank}")
+    return axis % max(rank, 1)
+
+
+def _reshape(x, shape):
+    return x.reshape(shape) if is_static(x) else x.reshape(list(shape))
+
+
+# ---- elementwise ----
+
+_UNARY = {
+    "Relu": (lambda x: np.maximum(x, 0).astype(x.dtype), wick.relu),
+    "Sigmoid": (None, wick.sigmoid), "Tanh": (np.tanh, wick.tanh), "Neg": (np.negative, wick.neg),
+    "Abs": (np.abs, wick.abs), "Exp": (np.exp, wick.exp), "Log": (np.log, wick.log),
+    "Sqrt": (np.sqrt, wick.sqrt), "Reciprocal": (np.reciprocal, wick.reciprocal),
+    "Floor": (np.floor, wick.floor), "Ceil": (np.ceil, wick.ceil), "Erf": (None, wick.erf),
+    "Sin": (np.sin, wick.sin), "Cos": (np.cos, wick.cos), "Round": (np.rint, wick.round),
+    "Sign": (np.sign, wick.sign), "Not": (np.logical_not, wick.logical_not),
+}
+_BINARY = {
+    "Add": (np.add, wick.add), "Sub": (np.subtract, wick.sub), "Mul": (np.multiply, wick.mul),
+    "Div": (None, wick.div), "Pow": (None, wick.pow), "Equal": (np.equal, wick.eq),
+    "Less": (np.less, wick.lt), "LessOrEqual": (np.less_equal, wick.le),
+    "Greater": (np.greater, wick.gt), "GreaterOrEqual": (np.greater_equal, wick.ge),
+    "And": (np.logical_and, wick.logical_and), "Or": (np.logical_or, wick.logical_or),
+    "Max": (np.maximum, wick.maximum), "Min": (np.minimum, wick.minimum),
+}
+
+
+def unary(node, ins):
+    np_fn, wick_fn = _UNARY[node.op]
+    x = ins[0]
+    if is_static(x) and np_fn is not None:
+        return [np_fn(x).astype(x.dtype) if node.op != "Not" else np_fn(x)]
+    return [wick_fn(to_wick(x))]
+
+
+def binary(node, ins):
+    out = ins[0]
+    for x in ins[1:]:  # Max and Min are variadic; the others have two inputs
+        out = _binary2(node, out, x)
+    return [out]
+
+
+def _binary2(node, a, b):
+    np_fn, wick_fn = _BINARY[node.op]
+    if is_static(a) and is_static(b):
+        if node.op == "Div" and a.dtype.kind in "iu":  # ONNX integer division truncates
+            return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(a.dtype)
+        if node.op == "Div":
+            return np.divide(a, b).astype(a.dtype)
+        if node.op == "Pow":
+            return np.power(a, b).astype(a.dtype)
+        out = np_fn(a, b)
+        return out if out.dtype == np.bool_ else out.astype(a.dtype)
+    a, b = to_wick(a), to_wick(b)
+    out = wick_fn(a, b)
+    if node.op == "Div" and not a.is_floating_point():  # wick's div of integers is true division
+        out = out.trunc().to(a.dtype)
+    return out
+
+
+def where(node, ins):
+    c, a, b = ins
+    if all(is_static(v) for v in ins):
+        return [np.where(c, a, b)]
+    return [wick.where(to_wick(c), to_wick(a), to_wick(b))]
+
+
+def clip(node, ins):
+    x = ins[0]
+    if node.opset < 11:
+        lo, hi = node.attrs.get("min"), node.attrs.get("max")
+    else:
+        bounds = [None if v is None else static(node, v, what).reshape(-1)
+                  for v, what in zip(list(ins[1:3]) + [None, None], ("min", "max"))]
+        if any(b is not None and b.size != 1 for b in bounds):
+            raise ValueError(f"wick.onnx: node '{node.name}' (Clip): min and max must be scalars")
+        lo, hi = (None if b is None else float(b[0]) for b in bounds)
+    if is_static(x):
+        return [np.clip(x, lo, hi).astype(x.dtype)]
+    return [to_wick(x).clamp(lo, hi)]
+
+
+def leaky_relu(node, ins):
+    return [F.leaky_relu(to_wick(ins[0]), node.attrs.get("alpha", 0.01))]
+
+
+def softmax(node, ins):
+    x = to_wick(ins[0])
+    rank = len(x.shape)
+    axis = axis_in(node, node.attrs.get("axis", -1 if node.opset >= 13 else 1), rank)
+    fn = x.log_softmax if node.op == "LogSoftmax" else x.softmax
+    if node.opset >= 13 or axis == rank - 1:
+        return [fn(axis)]
+    # Before opset 13 the input is seen as 2-D: [prod(shape[:axis]), prod(shape[axis:])].
+    flat = x.reshape([math.prod(x.shape[:axis]), -1])
+    out = flat.log_softmax(1) if node.op == "LogSoftmax" else flat.softmax(1)
+    return [out.reshape(list(x.shape))]
+
+
+# ---- shapes ----
+
+def identity(node, ins):
+    return [ins[0]] + [None] * (len(node.outputs) - 1)
+
+
+def shape(node, ins):
+    dims = np.array(list(ins[0].shape), dtype=np.int64)
+    start, end = node.attrs.get("start", 0), node.attrs.get("end", None)
+    return [dims[start:end]]
+
+
+def cast(node, ins):
+    to = node.attrs["to"]
+    x = ins[0]
+    if is_static(x):
+        return [x.astype(NP_DTYPES[to])]
+    return [x.to(WICK_DTYPES[to])]
+
+
+def reshape(node, ins):
+    x = ins[0]
+    target = static_ints(node, ins[1], "shape")
+    dims = shape_of(x)
+    if not node.attrs.get("allowzero", 0):
+        target = [dims[i] if t == 0 and i < len(dims) else t for i, t in enumerate(target)]
+    if target.count(-1) > 1 or any(t < -1 for t in target):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Reshape): shape {target} is invalid")
+    known = math.prod(t for t in target if t != -1)
+    total = math.prod(dims)
+    if -1 in target:
+        if known == 0 or total % known:
+            raise ValueError(f"wick.onnx: node '{node.name}' (Reshape): cannot reshape "
+                             f"{dims} to {target}")
+        target = [total // known if t == -1 else t for t in target]
+    if math.prod(target) != total:
+        raise ValueError(f"wick.onnx: node '{node.name}' (Reshape): cannot reshape {dims} "
+                         f"to {target}")
+    return [_reshape(x, target)]
+
+
+def flatten(node, ins):
+    x = ins[0]
+    dims = shape_of(x)
+    axis = node.attrs.get("axis", 1)
+    axis = axis_in(node, axis, len(dims) + 1) if axis != len(dims) else axis
+    return [_reshape(x, [math.prod(dims[:axis]), math.prod(dims[axis:])])]
+
+
+def _axes(node, ins, index):
+    if node.opset >= 13:
+        return static_ints(node, ins[index] if len(ins) > index else None, "axes")
+    return node.attrs.get("axes")
+
+
+def unsqueeze(node, ins):
+    x = ins[0]
+    dims = shape_of(x)
+    axes = _axes(node, ins, 1)
+    if not axes:
+        raise ValueError(f"wick.onnx: node '{node.name}' (Unsqueeze): axes are missing")
+    rank = len(dims) + len(axes)
+    axes = sorted(axis_in(node, a, rank, "axes entry") for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Unsqueeze): repeated axes {axes}")
+    for a in axes:
+        dims.insert(a, 1)
+    return [_reshape(x, dims)]
+
+
+def squeeze(node, ins):
+    x = ins[0]
+    dims = shape_of(x)
+    axes = _axes(node, ins, 1)
+    if axes is None:
+        axes = [i for i, d in enumerate(dims) if d == 1]
+    axes = {axis_in(node, a, len(dims), "axes entry") for a in axes}
+    for a in axes:
+        if dims[a] != 1:
+            raise ValueError(f"wick.onnx: node '{node.name}' (Squeeze): dimension {a} of "
+                             f"{dims} is not 1")
+    return [_reshape(x, [d for i, d in enumerate(dims) if i not in axes])]
+
+
+def transpose(node, ins):
+    x = ins[0]
+    rank = len(shape_of(x))
+    perm = node.attrs.get("perm", list(reversed(range(rank))))
+    if sorted(perm) != list(range(rank)):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Transpose): perm {perm} is not a "
+                         f"permutation of {rank} axes")
+    return [np.transpose(x, perm) if is_static(x) else x.permute(list(perm))]
+
+
+def concat(node, ins):
+    ins = [v for v in ins if v is not None]
+    rank = len(shape_of(ins[0]))
+    axis = axis_in(node, node.attrs["axis"], rank)
+    if all(is_static(v) for v in ins):
+        return [np.concatenate(ins, axis)]
+    return [wick.cat([to_wick(v) for v in ins], axis)]
+
+
+def gather(node, ins):
+    data, indices = ins
+    dims = shape_of(data)
+    axis = axis_in(node, node.attrs.get("axis", 0), len(dims))
+    if is_static(indices):
+        if indices.size and not (-dims[axis] <= indices.min() and indices.max() < dims[axis]):
+            raise ValueError(f"wick.onnx: node '{node.name}' (Gather): indices out of range "
+                             f"for dimension {axis} of size {dims[axis]}")
+        indices = np.where(indices < 0, indices + dims[axis], indices).astype(np.int64)
+        if is_static(data):
+            return [np.take(data, indices, axis)]
+    index_shape = shape_of(indices)
+    flat = to_wick(indices).reshape([-1])
+    out = wick.index_select(to_wick(data), axis, flat)
+    return [out.reshape(dims[:axis] + index_shape + dims[axis + 1:])]
+
+
+def slice_(node, ins):
+    x = ins[0]
+    dims = shape_of(x)
+    if node.opset < 10:
+        starts, ends, axes, steps = (node.attrs.get("starts"), node.attrs.get("ends"),
+                                     node.attrs.get("axes"), None)
+    else:
+        starts, ends, axes, steps = (static_ints(node, ins[i] if len(ins) > i else None, what)
+                                     for i, what in enumerate(("starts", "ends", "axes",
+                                                               "steps"), 1))
+    axes = list(range(len(starts))) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Slice): starts, ends, axes and steps "
+                         "differ in length")
+    index = [slice(None)] * len(dims)
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = axis_in(node, a, len(dims), "axes entry")
+        if st <= 0:
+            raise ValueError(f"wick.onnx: node '{node.name}' (Slice): step {st} is not "
+                             "supported (wick slices with positive steps)")
+        s, e, _ = slice(s, e, st).indices(dims[a])
+        index[a] = slice(s, max(s, e), st)
+    return [x[tuple(index)]]
+
+
+def expand(node, ins):
+    x = ins[0]
+    target = static_ints(node, ins[1], "shape")
+    dims = shape_of(x)
+    rank = max(len(dims), len(target))
+    dims, target = [1] * (rank - len(dims)) + dims, [1] * (rank - len(target)) + target
+    out = [d if t == 1 else t for d, t in zip(dims, target)]
+    if is_static(x):
+        return [np.broadcast_to(x.reshape(dims), out).copy()]
+    return [wick.broadcast_to(x.reshape(dims), out)]
+
+
+def constant(node, ins):
+    return [node.attrs["__value__"]]
+
+
+def constant_of_shape(node, ins):
+    dims = static_ints(node, ins[0], "input")
+    if any(d < 0 for d in dims) or math.prod(dims) > MAX_STATIC_ELEMENTS:
+        raise ValueError(f"wick.onnx: node '{node.name}' (ConstantOfShape): shape {dims} is "
+                         "invalid or too large")
+    value = node.attrs.get("value")
+    value = np.zeros(1, np.float32) if value is None else value.reshape(-1)
+    return [np.full(dims, value[0], dtype=value.dtype)]
+
+
+def reduce_mean(node, ins):
+    x = to_wick(ins[0])
+    if node.opset >= 18:
+        axes = static_ints(node, ins[1] if len(ins) > 1 else None, "axes")
+    else:
+        axes = node.attrs.get("axes")
+    rank = len(x.shape)
+    axes = list(range(rank)) if not axes else [axis_in(node, a, rank) for a in axes]
+    return [x.mean(tuple(axes), keepdim=bool(node.attrs.get("keepdims", 1)))]
+
+
+# ---- layers ----
+
+def _pads(node, x_dims, kernel, strides, dilations):
+    """ONNX's pads as (begin, end) lists over the spatial dims, auto_pad resolved from the input
+    shape (known while running, and frozen per signature under wick.compile)."""
+    n = len(kernel)
+    auto = node.attrs.get("auto_pad", "NOTSET")
+    if auto in ("NOTSET", "VALID"):
+        pads = node.attrs.get("pads", [0] * (2 * n)) if auto == "NOTSET" else [0] * (2 * n)
+        if len(pads) != 2 * n:
+            raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): pads {pads} should "
+                             f"have {2 * n} entries")
+        return list(pads[:n]), list(pads[n:])
+    begin, end = [], []
+    for size, k, s, d in zip(x_dims[2:], kernel, strides, dilations):
+        total = max(0, (math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size)
+        small = total // 2
+        begin.append(small if auto == "SAME_UPPER" else total - small)
+        end.append(total - begin[-1])
+    return begin, end
+
+
+def _spatial(node, x, kernel):
+    n = len(kernel)
+    dims = list(x.shape)
+    if len(dims) != n + 2 or n not in (1, 2):
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): wick runs 1-D and 2-D "
+                         f"{node.op} on [N, C, ...] inputs; got input shape {dims} and kernel "
+                         f"{kernel}")
+    strides = node.attrs.get("strides", [1] * n)
+    dilations = node.attrs.get("dilations", [1] * n)
+    begin, end = _pads(node, dims, kernel, strides, dilations)
+    return strides, dilations, begin, end
+
+
+def _pad_explicitly(x, begin, end, value=0.0):
+    pad = []
+    for b, e in zip(reversed(begin), reversed(end)):
+        pad += [b, e]
+    return F.pad(x, pad, "constant", value)
+
+
+def conv(node, ins):
+    x, w, b = to_wick(ins[0]), to_wick(ins[1]), to_wick(ins[2] if len(ins) > 2 else None)
+    kernel = node.attrs.get("kernel_shape", list(w.shape[2:]))
+    strides, dilations, begin, end = _spatial(node, x, kernel)
+    if begin != end:  # asymmetric padding: pad first, then convolve with none
+        x, begin = _pad_explicitly(x, begin, end), [0] * len(begin)
+    groups = node.attrs.get("group", 1)
+    if len(kernel) == 1:
+        return [F.conv1d(x, w, b, strides[0], begin[0], dilations[0], groups)]
+    return [F.conv2d(x, w, b, strides, begin, dilations, groups)]
+
+
+def max_pool(node, ins):
+    x = to_wick(ins[0])
+    kernel = node.attrs["kernel_shape"]
+    strides, dilations, begin, end = _spatial(node, x, kernel)
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    if begin != end:
+        x, begin = _pad_explicitly(x, begin, end, -math.inf), [0] * len(begin)
+    if len(kernel) == 1:
+        return [F.max_pool1d(x, kernel[0], strides[0], begin[0], dilations[0], ceil)]
+    return [F.max_pool2d(x, kernel, strides, begin, dilations, ceil)]
+
+
+def average_pool(node, ins):
+    x = to_wick(ins[0])
+    kernel = node.attrs["kernel_shape"]
+    strides, dilations, begin, end = _spatial(node, x, kernel)
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    include = bool(node.attrs.get("count_include_pad", 0))
+    if any(d != 1 for d in dilations):
+        raise ValueError(f"wick.onnx: node '{node.name}' (AveragePool): dilations {dilations} "
+                         "are not supported")
+    if begin != end:
+        if not include:
+            raise ValueError(f"wick.onnx: node '{node.name}' (AveragePool): asymmetric pads "
+                             f"{begin + end} with count_include_pad=0 are not supported")
+        x, begin = _pad_explicitly(x, begin, end), [0] * len(begin)
+    if len(kernel) == 1:
+        return [F.avg_pool1d(x, kernel[0], strides[0], begin[0], ceil, include)]
+    return [F.avg_pool2d(x, kernel, strides, begin, ceil, include)]
+
+
+def global_pool(node, ins):
+    x = to_wick(ins[0])
+    dims = tuple(range(2, len(x.shape)))
+    if node.op == "GlobalAveragePool":
+        return [x.mean(dims, keepdim=True)]
+    return [x.amax(dims, keepdim=True)]
+
+
+def batch_norm(node, ins):
+    x, scale, bias, mean, var = (to_wick(v) for v in ins[:5])
+    return [F.batch_norm(x, mean, var, scale, bias, False, 0.1, node.attrs.get("epsilon", 1e-5))]
+
+
+def matmul(node, ins):
+    return [wick.matmul(to_wick(ins[0]), to_wick(ins[1]))]
+
+
+def gemm(node, ins):
+    a, b = to_wick(ins[0]), to_wick(ins[1])
+    c = to_wick(ins[2]) if len(ins) > 2 else None
+    alpha, beta = node.attrs.get("alpha", 1.0), node.attrs.get("beta", 1.0)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise ValueError(f"wick.onnx: node '{node.name}' (Gemm): A and B must be 2-D; got "
+                         f"{list(a.shape)} and {list(b.shape)}")
+    a = a.t() if node.attrs.get("transA", 0) else a
+    if node.attrs.get("transB", 0) and alpha == 1.0 and beta == 1.0 and (
+            c is None or len(c.shape) == 1):
+        return [F.linear(a, b, c)]  # PyTorch's nn.Linear: y = a @ b^T + c, b as stored
+    b = b.t() if node.attrs.get("transB", 0) else b
+    y = wick.matmul(a, b)
+    if alpha != 1.0:
+        y = y * alpha
+    if c is not None and beta != 0.0:
+        y = y + (c * beta if beta != 1.0 else c)
+    return [y]
+
+
+# ---- quantization (Note [QDQ in float]) ----
+# QuantizeLinear and DequantizeLinear run in float32: y = saturate(round_half_even(x / scale) +
+# zero_point) holds integers in a float tensor, and DequantizeLinear computes (y - zero_point) *
+# scale. Every integer of int8/uint8 is exact in float32, so this is the integer arithmetic ONNX
+# Runtime does; a quantized value leaves the graph as its ONNX type (uint8, or int8 where wick has
+# it). Static inputs (quantized weights) fold in NumPy.
+
+_QRANGE = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
+
+
+def _per_axis(node, v, rank):
+    """scale / zero_point broadcast along `axis` (per-channel), or as scalars."""
+    if v is None or len(v.shape) == 0 or (len(v.shape) == 1 and v.shape[0] == 1 and rank != 1):
+        return v if v is None or len(v.shape) == 0 else _reshape(v, [])
+    axis = axis_in(node, node.attrs.get("axis", 1), rank)
+    shape = [1] * rank
+    shape[axis] = v.shape[0]
+    return _reshape(v, shape)
+
+
+def quantize_linear(node, ins):
+    x, scale = ins[0], static(node, ins[1], "y_scale")
+    zp = static(node, ins[2], "y_zero_point") if len(ins) > 2 and ins[2] is not None else None
+    qtype = np.dtype(np.uint8) if zp is None else zp.dtype
+    if qtype not in _QRANGE:
+        raise ValueError(f"wick.onnx: node '{node.name}' (QuantizeLinear): zero point type "
+                         f"{qtype} is not supported (uint8 and int8 are)")
+    lo, hi = _QRANGE[qtype]
+    rank = len(shape_of(x))
+    scale = _per_axis(node, scale.astype(np.float32), rank)
+    zpf = _per_axis(node, (zp if zp is not None else np.zeros((), qtype)).astype(np.float32), rank)
+    if is_static(x):
+        return [np.clip(np.rint(x.astype(np.float32) / scale) + zpf, lo, hi).astype(qtype)]
+    y = (to_wick(x).float() / to_wick(scale)).round() + to_wick(zpf)
+    return [y.clamp(float(lo), float(hi))]
+
+
+def dequantize_linear(node, ins):
+    x, scale = ins[0], static(node, ins[1], "x_scale")
+    zp = static(node, ins[2], "x_zero_point") if len(ins) > 2 and ins[2] is not None else None
+    rank = len(shape_of(x))
+    scale = _per_axis(node, scale.astype(np.float32), rank)
+    zpf = None if zp is None else _per_axis(node, zp.astype(np.float32), rank)
+    if is_static(x):
+        xf = x.astype(np.float32)
+        return [((xf - zpf if zpf is not None else xf) * scale).astype(np.float32)]
+    xf = x.float()
+    if zpf is not None:
+        xf = xf - to_wick(zpf)
+    return [xf * to_wick(scale)]
+
+
+OPS = {
+    **{op: unary for op in _UNARY}, **{op: binary for op in _BINARY},
+    "Where": where, "Clip": clip, "LeakyRelu": leaky_relu, "Softmax": softmax,
+    "LogSoftmax": softmax, "Identity": identity, "Dropout": identity, "Shape": shape,
+    "Cast": cast, "Reshape": reshape, "Flatten": flatten, "Unsqueeze": unsqueeze,
+    "Squeeze": squeeze, "Transpose": transpose, "Concat": concat, "Gather": gather,
+    "Slice": slice_, "Expand": expand, "Constant": constant,
+    "ConstantOfShape": constant_of_shape, "ReduceMean": reduce_mean, "Conv": conv,
+    "MaxPool": max_pool, "AveragePool": average_pool, "GlobalAveragePool": global_pool,
+    "GlobalMaxPool": global_pool, "BatchNormalization": batch_norm, "MatMul": matmul,
+    "Gemm": gemm, "QuantizeLinear": quantize_linear, "DequantizeLinear": dequantize_linear,
+}
+
+
+# ---- load-time checks of attribute values ----
+
+def _bad(node, attr, value, why):
+    raise ValueError(f"wick.onnx.load: node '{node.name}' ({node.op}): attribute {attr}="
+                     f"{value!r} is not supported; {why}")
+
+
+def _check_spatial(node):
+    auto = node.attrs.get("auto_pad", "NOTSET")
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        _bad(node, "auto_pad", auto, "ONNX defines NOTSET, VALID, SAME_UPPER and SAME_LOWER")
+    for name in ("strides", "dilations", "kernel_shape"):
+        if any(v < 1 for v in node.attrs.get(name, [])):
+            _bad(node, name, node.attrs[name], "every entry must be >= 1")
+    if any(v < 0 for v in node.attrs.get("pads", [])):
+        _bad(node, "pads", node.attrs["pads"], "negative pads are not supported")
+    if node.op in ("MaxPool", "AveragePool") and "kernel_shape" not in node.attrs:
+        _bad(node, "kernel_shape", None, "it is required")
+    if node.attrs.get("storage_order", 0) != 0:
+        _bad(node, "storage_order", node.attrs["storage_order"], "wick has row-major indices only")
+    if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
+        _bad(node, "outputs", node.outputs, "MaxPool's Indices output is not supported")
+
+
+def _check_batch_norm(node):
+    if node.attrs.get("training_mode", 0):
+        _bad(node, "training_mode", 1, "wick.onnx.load runs inference")
+    if any(node.outputs[1:]):
+        _bad(node, "outputs", node.outputs, "running-statistics outputs are for training")
+
+
+def _check_dropout(node):
+    if any(node.outputs[1:]):
+        _bad(node, "outputs", node.outputs, "Dropout's mask output is not supported")
+
+
+def _check_quantize(node):
+    if node.attrs.get("block_size", 0):
+        _bad(node, "block_size", node.attrs["block_size"], "blocked quantization is not "
+             "supported")
+    if node.attrs.get("output_dtype", 0) not in (0, 2, 3):
+        _bad(node, "output_dtype", node.attrs["output_dtype"], "uint8 and int8 are supported")
+
+
+def _check_cast(node):
+    if node.attrs.get("to") not in WICK_DTYPES:
+        _bad(node, "to", node.attrs.get("to"), "wick has no such dtype")
+
+
+def _check_constant(node):
+    if "__value__" not in node.attrs:
+        _bad(node, "value", sorted(node.attrs), "only numeric tensor values are supported")
+
+
+CHECKS = {"Conv": _check_spatial, "MaxPool": _check_spatial, "AveragePool": _check_spatial,
+          "BatchNormalization": _check_batch_norm, "Dropout": _check_dropout,
+          "QuantizeLinear": _check_quantize, "Cast": _check_cast, "Constant": _check_constant}
