@@ -289,6 +289,9 @@ class _Writer:
             else:
                 self.emit("Identity", [self.batch_sized(out["id"], value, out["shape"])], outs)
         else:
+            if op in ("sum", "amax", "amin"):  # the kernel reads keepdim off its output's rank
+                rank = len(self.values[node["params"][0]]["shape"])
+                attrs = dict(attrs, keepdim=len(out["shape"]) == rank and rank > 0)
             ops.translate(op, attrs, ins, outs, self.emit, self.constant, out["shape"])
 
     def write(self):
@@ -338,6 +341,9 @@ def export(model, args, f, *, input_names=None, output_names=None, opset_version
     if hasattr(model, "eval"):
         model.eval()
     try:
+        if dynamic_batch and any(x.dim() > 0 and x.shape[0] == 1 for x in inputs):
+            # A batch of one hides the batch axis (size-1 dimensions take any stride): trace at 2.
+            inputs = [_grow_batch(x) for x in inputs]
         graph, params = _trace(model, inputs, do_constant_folding)
         twin = None
         if dynamic_batch:

@@ -54,12 +54,18 @@ def view_plan(source, view_shape, view_strides, view_offset):
     shape), ("transpose", perm), ("expand", shape). Raises ValueError(reason) otherwise."""
     if not is_contiguous(source["shape"], source["strides"]):
         raise ValueError("its source is itself a strided (non-contiguous) view")
-    if view_offset != 0 and len(view_shape) != len(source["shape"]):
-        raise ValueError(f"it starts at element {view_offset} of its source and changes its rank")
-    if len(view_shape) == len(source["shape"]) and (view_offset != 0 or any(
-            n > 1 and st != 0 and st % max(s, 1) == 0 and st != s
-            for n, st, s in zip(view_shape, view_strides, source["strides"]))):
+    try:
+        return reorder_plan(source, view_shape, view_strides, view_offset)
+    except ValueError:
+        if len(view_shape) != len(source["shape"]):
+            raise
         return slice_plan(source, view_shape, view_strides, view_offset)
+
+
+def reorder_plan(source, view_shape, view_strides, view_offset):
+    """A view that reads every element of its source once: reshape, transpose, reshape, expand."""
+    if view_offset != 0:
+        raise ValueError(f"it starts at element {view_offset} of its source")
     numel = int(np.prod(source["shape"], dtype=np.int64))
     core = [d for d, (n, st) in enumerate(zip(view_shape, view_strides)) if n > 1 and st != 0]
     broadcast = [d for d, (n, st) in enumerate(zip(view_shape, view_strides)) if n > 1 and st == 0]
@@ -86,8 +92,8 @@ def view_plan(source, view_shape, view_strides, view_offset):
 
 def slice_plan(source, view_shape, view_strides, view_offset):
     """A view that keeps the source's dimensions and takes every step-th element from a start in
-    some of them: [("slice", (starts, ends, axes, steps))]. Whole dimensions are left out, so a
-    dynamic batch dimension stays whole."""
+    some of them, then maybe broadcasts (stride 0): [("slice", (starts, ends, axes, steps)),
+    ("expand", shape)]. Whole dimensions are left out, so a dynamic batch dimension stays whole."""
     shape, strides = source["shape"], source["strides"]
     starts, ends, axes, steps = [], [], [], []
     rest = view_offset
@@ -95,19 +101,23 @@ def slice_plan(source, view_shape, view_strides, view_offset):
         if shape[d] == 1:
             continue
         start, rest = divmod(rest, strides[d])
-        step = 1 if view_shape[d] == 1 else view_strides[d] // strides[d]
-        if view_shape[d] > 1 and (view_strides[d] % strides[d] or step < 1):
+        size = 1 if view_strides[d] == 0 else view_shape[d]  # a broadcast reads one element
+        step = 1 if size == 1 else view_strides[d] // strides[d]
+        if size > 1 and (view_strides[d] % strides[d] or step < 1):
             raise ValueError(f"dimension {d} has stride {view_strides[d]} over a source stride "
                              f"{strides[d]} (not a whole step)")
-        last = start + (view_shape[d] - 1) * step
+        last = start + (size - 1) * step
         if last >= shape[d]:
             raise ValueError(f"dimension {d} reads past its source's {shape[d]} elements")
-        if start == 0 and step == 1 and view_shape[d] == shape[d]:
+        if start == 0 and step == 1 and size == shape[d]:
             continue
         axes.append(d), starts.append(start), ends.append(last + 1), steps.append(step)
     if rest:
         raise ValueError(f"offset {view_offset} is not a start in the source's dimensions")
-    return [("slice", (starts, ends, axes, steps))] if axes else []
+    plan = [("slice", (starts, ends, axes, steps))] if axes else []
+    if any(n > 1 and st == 0 for n, st in zip(view_shape, view_strides)):
+        plan.append(("expand", list(view_shape)))
+    return plan
 
 
 def conv_attrs(a):
