@@ -138,8 +138,8 @@ def load(f, compile=True):
     try:
         onnx.checker.check_model(model)
     except Exception as e:
-        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: "
-                         f"{str(e).strip()}") from e
+        reason = str(e).strip() or f"{type(e).__name__} (the checker gave no reason)"
+        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: {reason}") from e
     opset = _opset(model, label)
     graph = model.graph
     if graph.sparse_initializer:
@@ -221,7 +221,7 @@ class ImportedModel:
             shape = list(arg.shape)
             if dims is not None:
                 ok = len(shape) == len(dims) and all(
-                    d is None or (isinstance(d, int) and d == s) or symbols.setdefault(d, s) == s
+                    d is None or (d == s if isinstance(d, int) else symbols.setdefault(d, s) == s)
                     for d, s in zip(dims, shape))
                 if not ok:
                     expected = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"

@@ -229,7 +229,10 @@ def flatten(node, ins):
     x = ins[0]
     dims = shape_of(x)
     axis = node.attrs.get("axis", 1)
-    axis = axis_in(node, axis, len(dims) + 1) if axis != len(dims) else axis
+    axis = axis + len(dims) if axis < 0 else axis  # in [-rank, rank]
+    if not 0 <= axis <= len(dims):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Flatten): axis "
+                         f"{node.attrs.get('axis')} is out of range for rank {len(dims)}")
     return [_reshape(x, [math.prod(dims[:axis]), math.prod(dims[axis:])])]
 
 
@@ -342,6 +345,33 @@ def expand(node, ins):
     return [wick.broadcast_to(x.reshape(dims), out)]
 
 
+def pad(node, ins):
+    x = ins[0]
+    rank = len(shape_of(x))
+    mode = node.attrs.get("mode", "constant")
+    if node.opset < 11:
+        pads, value, axes = node.attrs.get("pads", []), node.attrs.get("value", 0.0), None
+    else:
+        pads = static_ints(node, ins[1], "pads")
+        value = static(node, ins[2], "constant_value") if len(ins) > 2 else None
+        value = 0.0 if value is None or value.size == 0 else float(value.reshape(-1)[0])
+        axes = static_ints(node, ins[3], "axes") if len(ins) > 3 else None
+    axes = list(range(rank)) if axes is None else [axis_in(node, a, rank) for a in axes]
+    if len(pads) != 2 * len(axes) or any(p < 0 for p in pads):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Pad): pads {pads} must be "
+                         f"{2 * len(axes)} non-negative numbers")
+    begin, end = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        begin[a], end[a] = pads[i], pads[i + len(axes)]
+    first = next((a for a in range(rank) if begin[a] or end[a]), rank)
+    if first == rank:
+        return [x]
+    wick_mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}[mode]
+    out = F.pad(to_wick(x), [p for a in reversed(range(first, rank)) for p in (begin[a], end[a])],
+                wick_mode, value)
+    return [out]
+
+
 def constant(node, ins):
     return [node.attrs["__value__"]]
 
@@ -398,6 +428,10 @@ def _spatial(node, x, kernel):
                          f"{kernel}")
     strides = node.attrs.get("strides", [1] * n)
     dilations = node.attrs.get("dilations", [1] * n)
+    if len(strides) != n or len(dilations) != n:
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): strides {strides} and "
+                         f"dilations {dilations} should have {n} entries, one per spatial "
+                         "dimension")
     begin, end = _pads(node, dims, kernel, strides, dilations)
     return strides, dilations, begin, end
 
@@ -412,6 +446,9 @@ def _pad_explicitly(x, begin, end, value=0.0):
 def conv(node, ins):
     x, w, b = to_wick(ins[0]), to_wick(ins[1]), to_wick(ins[2] if len(ins) > 2 else None)
     kernel = node.attrs.get("kernel_shape", list(w.shape[2:]))
+    if list(kernel) != list(w.shape[2:]):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Conv): kernel_shape {kernel} does not "
+                         f"match the weight's shape {list(w.shape)}")
     strides, dilations, begin, end = _spatial(node, x, kernel)
     if begin != end:  # asymmetric padding: pad first, then convolve with none
         x, begin = _pad_explicitly(x, begin, end), [0] * len(begin)
@@ -547,7 +584,7 @@ OPS = {
     "LogSoftmax": softmax, "Identity": identity, "Dropout": identity, "Shape": shape,
     "Cast": cast, "Reshape": reshape, "Flatten": flatten, "Unsqueeze": unsqueeze,
     "Squeeze": squeeze, "Transpose": transpose, "Concat": concat, "Gather": gather,
-    "Slice": slice_, "Expand": expand, "Constant": constant,
+    "Slice": slice_, "Expand": expand, "Pad": pad, "Constant": constant,
     "ConstantOfShape": constant_of_shape, "ReduceMean": reduce_mean, "Conv": conv,
     "MaxPool": max_pool, "AveragePool": average_pool, "GlobalAveragePool": global_pool,
     "GlobalMaxPool": global_pool, "BatchNormalization": batch_norm, "MatMul": matmul,
@@ -569,6 +606,8 @@ def _check_spatial(node):
     for name in ("strides", "dilations", "kernel_shape"):
         if any(v < 1 for v in node.attrs.get(name, [])):
             _bad(node, name, node.attrs[name], "every entry must be >= 1")
+    if node.attrs.get("group", 1) < 1:
+        _bad(node, "group", node.attrs["group"], "it must be >= 1")
     if any(v < 0 for v in node.attrs.get("pads", [])):
         _bad(node, "pads", node.attrs["pads"], "negative pads are not supported")
     if node.op in ("MaxPool", "AveragePool") and "kernel_shape" not in node.attrs:
@@ -604,6 +643,11 @@ def _check_cast(node):
         _bad(node, "to", node.attrs.get("to"), "wick has no such dtype")
 
 
+def _check_pad(node):
+    if node.attrs.get("mode", "constant") not in ("constant", "reflect", "edge"):
+        _bad(node, "mode", node.attrs["mode"], "constant, reflect and edge are supported")
+
+
 def _check_constant(node):
     if "__value__" not in node.attrs:
         _bad(node, "value", sorted(node.attrs), "only numeric tensor values are supported")
@@ -611,4 +655,5 @@ def _check_constant(node):
 
 CHECKS = {"Conv": _check_spatial, "MaxPool": _check_spatial, "AveragePool": _check_spatial,
           "BatchNormalization": _check_batch_norm, "Dropout": _check_dropout,
-          "QuantizeLinear": _check_quantize, "Cast": _check_cast, "Constant": _check_constant}
+          "QuantizeLinear": _check_quantize, "Cast": _check_cast, "Constant": _check_constant,
+          "Pad": _check_pad}

@@ -1,0 +1,430 @@
+"""wick.onnx.load against PyTorch and ONNX Runtime: torchvision's ResNet-18 exported by PyTorch's own
+torch.onnx.export runs in wick's executor with PyTorch's outputs; small exported models cover each
+supported operator; a hand-built QDQ graph matches ONNX Runtime; corrupt, invalid and unsupported
+files raise ValueError / NotImplementedError, and a hypothesis fuzzer (the parser's fuzz test:
+tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers) mutates a valid file's bytes."""
+
+import io
+
+import numpy as np
+import pytest
+
+import wick
+from reference import torch
+
+onnx = pytest.importorskip("onnx", reason="onnx is not installed (scripts/setup.sh puts it in .venv)")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import wick.onnx  # noqa: E402
+
+try:
+    import onnxruntime
+except ImportError:  # pragma: no cover
+    onnxruntime = None
+try:
+    import torchvision
+except ImportError:  # pragma: no cover
+    torchvision = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+needs_ort = pytest.mark.skipif(onnxruntime is None, reason="onnxruntime is not installed")
+
+
+def export(model, args, path, dynamic_batch=False, **kwargs):
+    """torch.onnx.export at opset 17 with inputs x0, x1, ... and outputs y0, y1, ..."""
+    args = args if isinstance(args, tuple) else (args,)
+    names = [f"x{i}" for i in range(len(args))]
+    outs = model(*args)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    out_names = [f"y{i}" for i in range(len(outs))]
+    axes = {n: {0: "batch"} for n in names + out_names} if dynamic_batch else None
+    torch.onnx.export(model, args, str(path), opset_version=17, input_names=names,
+                      output_names=out_names, dynamic_axes=axes, **kwargs)
+    return str(path)
+
+
+def ort_run(model_or_path, *inputs):
+    data = model_or_path.SerializeToString() if isinstance(model_or_path, onnx.ModelProto) \
+        else model_or_path
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    return session.run(None, dict(zip(names, inputs)))
+
+
+def same_as_torch(model, args, path, atol=1e-5, compile=True, **kwargs):
+    args = args if isinstance(args, tuple) else (args,)
+    with torch.no_grad():
+        expected = model(*args)
+        loaded = wick.onnx.load(export(model, args, path, **kwargs), compile=compile)
+    got = loaded(*[a.numpy() for a in args])
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, e in zip(got, expected):
+        assert list(g.shape) == list(e.shape)
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=atol)
+    return loaded
+
+
+# ---- ResNet-18 (the issue's acceptance) ----
+
+@needs_torch
+@pytest.mark.skipif(torchvision is None, reason="torchvision is not installed")
+def test_resnet18_exported_by_pytorch_matches_pytorch_and_onnxruntime(tmp_path):
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).eval()
+    path = export(model, torch.randn(1, 3, 64, 64), tmp_path / "resnet18.onnx",
+                  dynamic_batch=True)
+    loaded = wick.onnx.load(path)
+    assert loaded.graph is None and loaded.retraces == 0
+    for batch in (1, 3):
+        x = torch.randn(batch, 3, 64, 64)
+        with torch.no_grad():
+            expected = model(x).numpy()
+        got = loaded(wick.from_numpy(x.numpy())).numpy()
+        assert got.shape == (batch, 1000)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+        if onnxruntime is not None:
+            np.testing.assert_allclose(got, ort_run(path, x.numpy())[0], rtol=1e-4, atol=1e-4)
+    # The second batch size traced again; the graph the executor replays is printable.
+    assert loaded.retraces == 1
+    text = str(loaded.graph)
+    assert "conv2d" in text and "f32[3, 1000]" in text
+    again = loaded(x.numpy()).numpy()  # a replay, no new trace
+    np.testing.assert_array_equal(again, got)
+    assert loaded.retraces == 1
+
+
+# ---- each supported op, exported by PyTorch ----
+
+class Blocks(torch.nn.Module if torch is not None else object):
+    """Conv (strides, dilation, groups, bias-less), BatchNorm, pools, Concat, Flatten, Gemm."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 8, 3, stride=2, padding=1)
+        self.grouped = torch.nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=4, bias=False)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(16 * 2 * 2, 5)
+
+    def forward(self, x):
+        y = self.bn(self.grouped(torch.relu(self.conv(x))))
+        a = torch.nn.functional.avg_pool2d(y, 3, stride=2, padding=1)
+        m = torch.nn.functional.max_pool2d(y, 2, ceil_mode=True)[:, :, :a.shape[2], :a.shape[3]]
+        z = torch.cat([a, m], 1)
+        z = torch.nn.functional.adaptive_avg_pool2d(z, 2)
+        return torch.softmax(self.fc(torch.flatten(z, 1)), dim=1)
+
+
+@needs_torch
+def test_layers_without_folding(tmp_path):
+    torch.manual_seed(1)
+    model = Blocks().eval()
+    with torch.no_grad():  # running statistics that are not 0 and 1
+        model.bn.running_mean.uniform_(-1, 1)
+        model.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 4, 16, 16)
+    loaded = same_as_torch(model, x, tmp_path / "blocks.onnx", do_constant_folding=False,
+                           training=torch.onnx.TrainingMode.PRESERVE)
+    ops = {n.op for n in loaded.nodes}
+    assert {"Conv", "BatchNormalization", "AveragePool", "MaxPool", "Concat", "Flatten",
+            "Gemm", "Softmax", "Relu"} <= ops, ops
+
+
+class Arithmetic(torch.nn.Module if torch is not None else object):
+    """MatMul, broadcasting Add/Sub/Mul/Div, Reshape with 0/-1 from Shape/Gather, Transpose,
+    Unsqueeze/Squeeze, LogSoftmax, Sigmoid, Tanh, Clip, Dropout, Gemm with alpha/beta."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(6, 4))
+        self.bias = torch.nn.Parameter(torch.randn(4))
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x, y):
+        h = torch.matmul(x, self.w) + self.bias          # [B, 3, 4]
+        h = (h - y.unsqueeze(1)) * 0.5 / (y.abs().unsqueeze(1) + 1)
+        h = h.reshape(x.size(0), -1)                     # Shape -> Gather -> Reshape
+        h = torch.sigmoid(h) + torch.tanh(h).clamp(-0.5, 0.25)
+        h = self.drop(h).view(x.size(0), 3, 4).transpose(1, 2).unsqueeze(1).squeeze(1)
+        g = torch.addmm(y, x[:, 0, :], self.w, beta=0.5, alpha=2.0)
+        return torch.log_softmax(h, dim=-1), g
+
+
+@needs_torch
+@pytest.mark.parametrize("compile", [True, False])
+def test_arithmetic_and_shapes(tmp_path, compile):
+    torch.manual_seed(2)
+    model = Arithmetic().eval()
+    args = (torch.randn(2, 3, 6), torch.randn(2, 4))
+    loaded = same_as_torch(model, args, tmp_path / "arith.onnx", dynamic_batch=True,
+                           compile=compile)
+    ops = {n.op for n in loaded.nodes}
+    assert {"MatMul", "Add", "Sub", "Mul", "Div", "Reshape", "Transpose", "Unsqueeze", "Squeeze",
+            "Sigmoid", "Tanh", "Clip", "LogSoftmax", "Gemm"} <= ops, ops
+    # Another batch size: the shape arithmetic is recomputed, not frozen at the first trace.
+    x, y = torch.randn(5, 3, 6), torch.randn(5, 4)
+    got = loaded(x.numpy(), y.numpy())
+    with torch.no_grad():
+        expected = model(x, y)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@needs_torch
+def test_linear_exports_as_gemm_with_transB(tmp_path):
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(7, 3), torch.nn.ReLU()).eval()
+    loaded = same_as_torch(model, torch.randn(4, 7), tmp_path / "linear.onnx")
+    gemm = [n for n in loaded.nodes if n.op == "Gemm"][0]
+    assert gemm.attrs.get("transB") == 1
+
+
+def make_model(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def tensor_info(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+@needs_ort
+def test_asymmetric_pads_and_same_upper_match_onnxruntime():
+    rng = np.random.default_rng(4)
+    w = numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[0, 1, 2, 1], strides=[2, 1]),
+             helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[2, 3], auto_pad="SAME_UPPER",
+                              strides=[2, 2]),
+             helper.make_node("AveragePool", ["m"], ["y"], kernel_shape=[2, 2], pads=[1, 0, 0, 1],
+                              count_include_pad=1)]
+    model = make_model(nodes, [tensor_info("x", [1, 2, 9, 8])], [tensor_info("y", list("nchw"))], [w])
+    x = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
+    expected = ort_run(model, x)[0]
+    for compile in (True, False):
+        got = wick.onnx.load(model, compile=compile)(x).numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+# ---- QuantizeLinear / DequantizeLinear ----
+
+@needs_ort
+@pytest.mark.parametrize("qtype", [TensorProto.UINT8, TensorProto.INT8])
+def test_qdq_matches_onnxruntime(qtype):
+    """x -> Q -> DQ -> MatMul(DQ(int8 weight, per-column scales)) -> Q -> DQ, and a Q output."""
+    rng = np.random.default_rng(5)
+    np_q = np.uint8 if qtype == TensorProto.UINT8 else np.int8
+    zp = np.array(128 if qtype == TensorProto.UINT8 else 3, np_q)
+    inits = [numpy_helper.from_array(np.array(0.02, np.float32), "s"),
+             numpy_helper.from_array(zp, "zp"),
+             numpy_helper.from_array(rng.integers(-127, 128, (8, 5)).astype(np.int8), "wq"),
+             numpy_helper.from_array(rng.uniform(0.01, 0.05, 5).astype(np.float32), "ws"),
+             numpy_helper.from_array(np.zeros(5, np.int8), "wzp"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "s2")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wzp"], ["w"], axis=1),
+             helper.make_node("MatMul", ["xd", "w"], ["h"]),
+             helper.make_node("QuantizeLinear", ["h", "s2", "zp"], ["hq"]),
+             helper.make_node("DequantizeLinear", ["hq", "s2", "zp"], ["y"])]
+    outputs = [tensor_info("y", [4, 5])]
+    if qtype == TensorProto.UINT8:  # wick has uint8, so a quantized output leaves as uint8
+        outputs.append(tensor_info("hq", [4, 5], TensorProto.UINT8))
+    model = make_model(nodes, [tensor_info("x", [4, 8])], outputs, inits)
+    # Values from -4 to 4 saturate at both ends; exact halves test round-half-to-even.
+    x = rng.uniform(-4, 4, (4, 8)).astype(np.float32)
+    x[0, :4] = np.array([0.01, 0.03, -0.05, 0.07], np.float32)
+    expected = ort_run(model, x)
+    got = wick.onnx.load(model)(x)
+    got = got if isinstance(got, tuple) else (got,)
+    np.testing.assert_allclose(got[0].numpy(), expected[0], rtol=1e-6, atol=1e-6)
+    if len(got) > 1:
+        assert got[1].dtype == wick.uint8
+        np.testing.assert_array_equal(got[1].numpy(), expected[1])
+
+
+# ---- bad input ----
+
+@pytest.fixture(scope="module")
+def small_model():
+    """Conv -> Relu -> Flatten -> Gemm: the valid model the bad-input tests and the fuzzer
+    start from."""
+    rng = np.random.default_rng(6)
+    inits = [numpy_helper.from_array(rng.standard_normal((2, 1, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(2).astype(np.float32), "b"),
+             numpy_helper.from_array(rng.standard_normal((3, 32)).astype(np.float32), "fw")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Flatten", ["r"], ["f"]),
+             helper.make_node("Gemm", ["f", "fw"], ["y"], transB=1)]
+    return make_model(nodes, [tensor_info("x", ["n", 1, 8, 8])], [tensor_info("y", ["n", 3])],
+                      inits)
+
+
+def test_small_model_loads_from_path_bytes_and_file(small_model, tmp_path):
+    path = tmp_path / "small.onnx"
+    onnx.save(small_model, str(path))
+    x = np.random.default_rng(7).standard_normal((2, 1, 8, 8)).astype(np.float32)
+    outs = [wick.onnx.load(f)(x).numpy() for f in
+            (str(path), path, path.read_bytes(), io.BytesIO(path.read_bytes()), small_model)]
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+    if onnxruntime is not None:
+        np.testing.assert_allclose(outs[0], ort_run(small_model, x)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_truncated_and_random_files_raise_value_error(small_model, tmp_path):
+    data = small_model.SerializeToString()
+    path = tmp_path / "truncated.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="truncated.onnx"):
+        wick.onnx.load(str(path))
+    noise = np.random.default_rng(8).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    with pytest.raises(ValueError, match="wick.onnx.load"):
+        wick.onnx.load(noise)
+    with pytest.raises(FileNotFoundError):
+        wick.onnx.load(str(tmp_path / "missing.onnx"))
+    with pytest.raises(TypeError, match="expected a path"):
+        wick.onnx.load(42)
+
+
+def test_unsupported_op_raises_at_load_naming_op_and_node():
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Hardmax", ["r"], ["y"], name="the_hardmax")]
+    model = make_model(nodes, [tensor_info("x", [2, 3])], [tensor_info("y", [2, 3])])
+    with pytest.raises(NotImplementedError,
+                       match=r"op 'Hardmax' \(node 'the_hardmax'\) is not supported; supported: "
+                             r".*Conv"):
+        wick.onnx.load(model)
+
+
+def test_model_failing_the_checker_raises_value_error():
+    # Relu reads a name that nothing defines: the checker's topological-order rule.
+    nodes = [helper.make_node("Relu", ["nowhere"], ["y"])]
+    model = make_model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])])
+    with pytest.raises(ValueError, match="not a valid ONNX model.*nowhere"):
+        wick.onnx.load(model)
+
+
+def test_unsupported_opset_and_attributes_raise_at_load():
+    relu = [helper.make_node("Relu", ["x"], ["y"])]
+    io_ = ([tensor_info("x", [2])], [tensor_info("y", [2])])
+    with pytest.raises(NotImplementedError, match="opset 7"):
+        wick.onnx.load(make_model(relu, *io_, opset=7))
+    bn = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                          training_mode=1, name="bn1")
+    inits = [numpy_helper.from_array(np.ones(2, np.float32), n) for n in "sbmv"]
+    model = make_model([bn], [tensor_info("x", [1, 2, 3])], [tensor_info("y", [1, 2, 3])], inits)
+    with pytest.raises(ValueError, match="node 'bn1'.*training_mode"):
+        wick.onnx.load(model)
+
+
+def test_wrong_inputs_at_call_time(small_model):
+    loaded = wick.onnx.load(small_model)
+    with pytest.raises(ValueError, match=r"input 'x' has shape \[2, 1, 9, 8\]; the model expects "
+                                         r"\[n, 1, 8, 8\]"):
+        loaded(np.zeros((2, 1, 9, 8), np.float32))
+    with pytest.raises(TypeError, match="input 'x' must be wick.float32; got wick.float64"):
+        loaded(np.zeros((2, 1, 8, 8)))
+    with pytest.raises(TypeError, match=r"takes 1 input\(s\) \['x'\]; got 2"):
+        loaded(np.zeros((2, 1, 8, 8), np.float32), np.zeros(1, np.float32))
+    with pytest.raises(TypeError, match="must be a wick Tensor or a NumPy array"):
+        loaded([1.0, 2.0])
+
+
+def test_data_dependent_shape_is_refused_with_the_node_name():
+    # Reshape's target computed from the input's values cannot be frozen by a trace.
+    nodes = [helper.make_node("Cast", ["s"], ["si"], to=TensorProto.INT64),
+             helper.make_node("Reshape", ["x", "si"], ["y"], name="dyn")]
+    model = make_model(nodes, [tensor_info("x", [2, 3]), tensor_info("s", [2])],
+                       [tensor_info("y", ["a", "b"])])
+    with pytest.raises(ValueError, match="node 'dyn'.*'shape' must be a constant"):
+        wick.onnx.load(model, compile=False)(np.zeros((2, 3), np.float32),
+                                             np.array([3, 2], np.float32))
+
+
+# ---- fuzzing the loader ----
+
+hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_EDITS = st.lists(st.tuples(st.sampled_from(["flip", "set", "insert", "delete", "truncate"]),
+                            st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=4)
+
+
+def _mutate(data, edits):
+    data = bytearray(data)
+    for kind, where, byte in edits:
+        i = where % max(len(data), 1)
+        if kind == "flip" and data:
+            data[i] ^= 1 << (byte % 8)
+        elif kind == "set" and data:
+            data[i] = byte
+        elif kind == "insert":
+            data[i:i] = bytes([byte])
+        elif kind == "delete" and data:
+            del data[i]
+        elif kind == "truncate":
+            del data[i:]
+    return bytes(data)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edits=_EDITS, compile=st.booleans())
+def test_fuzz_mutated_model_loads_or_raises_a_clear_error(small_model, edits, compile):
+    data = _mutate(small_model.SerializeToString(), edits)
+    x = np.random.default_rng(9).standard_normal((2, 1, 8, 8)).astype(np.float32)
+    try:
+        loaded = wick.onnx.load(data, compile=compile)
+        loaded(*[x] * len(loaded.input_names))
+    except (ValueError, NotImplementedError, TypeError) as e:
+        assert str(e)  # every error says something
+
+
+_ANY_INTS = st.lists(st.integers(-1, 4), max_size=5)  # shapes, pads, strides, ... of any length
+
+
+def _mostly(valid):
+    """Mostly valid values, so that most examples run, and sometimes anything."""
+    return st.one_of(valid, valid, valid, _ANY_INTS)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(pads=_mostly(st.lists(st.integers(0, 3), min_size=4, max_size=4)),
+       strides=_mostly(st.lists(st.integers(1, 3), min_size=2, max_size=2)),
+       dilations=_mostly(st.lists(st.integers(1, 2), min_size=2, max_size=2)),
+       group=st.sampled_from([1, 1, 1, 0, 2]), pool=_mostly(st.lists(st.integers(1, 3), min_size=2, max_size=2)),
+       auto_pad=st.sampled_from(["NOTSET", "VALID", "SAME_LOWER", "SAME_UPPER", "BAD"]),
+       axis=st.integers(-5, 5), trans_b=st.integers(0, 1),
+       shape=_mostly(st.tuples(st.integers(1, 3), st.just(1), st.integers(3, 12),
+                               st.integers(3, 12)).map(list)), compile=st.booleans())
+def test_fuzz_attributes_and_shapes_raise_only_clear_errors(pads, strides, dilations, group, pool,
+                                                            auto_pad, axis, trans_b, shape,
+                                                            compile):
+    """The translations' own checks: any attribute values and input shape load and run, or raise
+    ValueError / NotImplementedError / TypeError; never another exception or a crash."""
+    rng = np.random.default_rng(10)
+    conv = {"pads": pads, "strides": strides, "dilations": dilations, "group": group,
+            "auto_pad": auto_pad}
+    conv = {k: v for k, v in conv.items() if v != [] and not (k == "auto_pad" and pads)}
+    inits = [numpy_helper.from_array(rng.standard_normal((2, 1, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.ones((3, 1) if trans_b else (1, 3), np.float32), "fw")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], **conv),
+             helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=pool or [1, 1]),
+             helper.make_node("Flatten", ["m"], ["f"], axis=axis),
+             helper.make_node("ReduceMean", ["f"], ["r"], axes=[1]),
+             helper.make_node("Gemm", ["r", "fw"], ["y"], transB=trans_b)]
+    model = make_model(nodes, [tensor_info("x", list("nchw"))], [tensor_info("y", ["a", "b"])],
+                       inits)
+    try:
+        x = rng.standard_normal([max(d, 0) for d in shape]).astype(np.float32)
+        got = wick.onnx.load(model, compile=compile)(x).numpy()
+    except (ValueError, NotImplementedError, TypeError) as e:
+        assert str(e)
+        return
+    if onnxruntime is None:
+        return
+    try:  # ONNX Runtime refuses some models the standard allows (dilated SAME_* convolutions)
+        expected = ort_run(model, x)[0]
+    except Exception:
+        return
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)  # what wick runs is right
