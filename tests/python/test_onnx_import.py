@@ -1,8 +1,10 @@
-"""wick.onnx.load against PyTorch and ONNX Runtime: torchvision's ResNet-18 exported by PyTorch's own
-torch.onnx.export runs in wick's executor with PyTorch's outputs; small exported models cover each
-supported operator; a hand-built QDQ graph matches ONNX Runtime; corrupt, invalid and unsupported
-files raise ValueError / NotImplementedError, and a hypothesis fuzzer (the parser's fuzz test:
-tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers) mutates a valid file's bytes."""
+"""wick.onnx.load against PyTorch and ONNX Runtime: torchvision's ResNet-18 exported by PyTorch's
+own torch.onnx.export runs in wick's executor with PyTorch's outputs; small exported models and
+hand-built graphs cover each supported operator; a hand-built QDQ graph matches ONNX Runtime;
+corrupt, invalid and unsupported files raise ValueError / NotImplementedError. Two hypothesis
+fuzzers are the parser's fuzz tests (tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers):
+one mutates a valid file's bytes, the other draws attributes and input shapes and holds whatever
+runs to ONNX Runtime."""
 
 import io
 
@@ -12,7 +14,8 @@ import pytest
 import wick
 from reference import torch
 
-onnx = pytest.importorskip("onnx", reason="onnx is not installed (scripts/setup.sh puts it in .venv)")
+onnx = pytest.importorskip("onnx",
+                           reason="onnx is not installed (scripts/setup.sh puts it in .venv)")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import wick.onnx  # noqa: E402
@@ -197,12 +200,88 @@ def test_asymmetric_pads_and_same_upper_match_onnxruntime():
                               strides=[2, 2]),
              helper.make_node("AveragePool", ["m"], ["y"], kernel_shape=[2, 2], pads=[1, 0, 0, 1],
                               count_include_pad=1)]
-    model = make_model(nodes, [tensor_info("x", [1, 2, 9, 8])], [tensor_info("y", list("nchw"))], [w])
+    model = make_model(nodes, [tensor_info("x", [1, 2, 9, 8])], [tensor_info("y", list("nchw"))],
+                       [w])
     x = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
     expected = ort_run(model, x)[0]
     for compile in (True, False):
         got = wick.onnx.load(model, compile=compile)(x).numpy()
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def _f32(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _i64(*values):
+    return np.array(values, np.int64)
+
+
+# One small graph per operator (or per opset's form of one), against ONNX Runtime:
+# (name, nodes, graph inputs as arrays, initializers as arrays, opset).
+_GRAPHS = [
+    ("slice_gather_dynamic", [
+        helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["s"]),
+        helper.make_node("Gather", ["s", "idx"], ["y"], axis=1)],
+     {"x": _f32(3, 7, 5)}, {"st": _i64(1, -4), "en": _i64(7, 100), "ax": _i64(1, 2),
+                            "sp": _i64(2, 1), "idx": _i64([0, -1], [1, 1])}, 17),
+    ("pad_modes", [
+        helper.make_node("Pad", ["x", "p"], ["a"], mode="reflect"),
+        helper.make_node("Pad", ["a", "p", "v"], ["b"], mode="constant"),
+        helper.make_node("Pad", ["b", "p"], ["y"], mode="edge")],
+     {"x": _f32(1, 2, 4, 5)}, {"p": _i64(0, 0, 1, 2, 0, 0, 2, 1),
+                               "v": np.array(1.5, np.float32)}, 17),
+    ("expand_where_cast_compare", [
+        helper.make_node("Expand", ["x", "shape"], ["e"]),
+        helper.make_node("Greater", ["e", "z"], ["g"]),
+        helper.make_node("Where", ["g", "e", "z"], ["w"]),
+        helper.make_node("Cast", ["g"], ["c"], to=TensorProto.FLOAT),
+        helper.make_node("Max", ["w", "c", "z"], ["y"])],
+     {"x": _f32(3, 1)}, {"shape": _i64(2, 3, 4), "z": np.array(0.25, np.float32)}, 17),
+    ("opset11_forms", [  # axes as attributes, Softmax over a flattened [N, C*H]
+        helper.make_node("Unsqueeze", ["x"], ["u"], axes=[0, 3]),
+        helper.make_node("Squeeze", ["u"], ["q"], axes=[0]),
+        helper.make_node("Softmax", ["q"], ["s"], axis=1),
+        helper.make_node("ReduceMean", ["s"], ["y"], axes=[2], keepdims=0)],
+     {"x": _f32(2, 3, 4)}, {}, 11),
+    ("clip_leaky_global_max", [
+        helper.make_node("Clip", ["x", "lo", ""], ["c"]),
+        helper.make_node("LeakyRelu", ["c"], ["l"], alpha=0.2),
+        helper.make_node("GlobalMaxPool", ["l"], ["y"])],
+     {"x": _f32(2, 3, 4, 5)}, {"lo": np.array(-0.5, np.float32)}, 17),
+    ("constant_shapes_and_integer_division", [
+        helper.make_node("Constant", [], ["k"], value_ints=[7, -7]),
+        helper.make_node("Div", ["k", "two"], ["d"]),  # static integers: truncation
+        helper.make_node("Shape", ["x"], ["s"], start=1),
+        helper.make_node("Concat", ["s", "d"], ["cat"], axis=0),
+        helper.make_node("ConstantOfShape", ["s"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node("Add", ["x", "ones"], ["a"]),
+        helper.make_node("Cast", ["cat"], ["cf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["a", "f"], ["m"]),
+        helper.make_node("Identity", ["m"], ["y"]),
+        helper.make_node("Identity", ["cf"], ["y2"])],
+     {"x": _f32(2, 3)}, {"two": _i64(2), "f": np.array(2.0, np.float32)}, 17),
+]
+
+
+@needs_ort
+@pytest.mark.parametrize("name, nodes, inputs, inits, opset", _GRAPHS, ids=[g[0] for g in _GRAPHS])
+def test_hand_built_graphs_match_onnxruntime(name, nodes, inputs, inits, opset):
+    outputs = sorted({o for n in nodes for o in n.output if o.startswith("y")})
+    def build(ranks):  # the checker wants each output's rank: ONNX Runtime's results give it
+        return make_model(nodes, [tensor_info(k, list(v.shape)) for k, v in inputs.items()],
+                          [tensor_info(o, None if r is None else [f"{o}_{i}" for i in range(r)])
+                           for o, r in zip(outputs, ranks)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()], opset)
+
+    expected = ort_run(build([None] * len(outputs)), *inputs.values())
+    model = build([e.ndim for e in expected])
+    for compile in (True, False):
+        got = wick.onnx.load(model, compile=compile)(*inputs.values())
+        got = got if isinstance(got, tuple) else (got,)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-6)
 
 
 # ---- QuantizeLinear / DequantizeLinear ----
@@ -392,7 +471,8 @@ def _mostly(valid):
 @given(pads=_mostly(st.lists(st.integers(0, 3), min_size=4, max_size=4)),
        strides=_mostly(st.lists(st.integers(1, 3), min_size=2, max_size=2)),
        dilations=_mostly(st.lists(st.integers(1, 2), min_size=2, max_size=2)),
-       group=st.sampled_from([1, 1, 1, 0, 2]), pool=_mostly(st.lists(st.integers(1, 3), min_size=2, max_size=2)),
+       group=st.sampled_from([1, 1, 1, 0, 2]),
+       pool=_mostly(st.lists(st.integers(1, 3), min_size=2, max_size=2)),
        auto_pad=st.sampled_from(["NOTSET", "VALID", "SAME_LOWER", "SAME_UPPER", "BAD"]),
        axis=st.integers(-5, 5), trans_b=st.integers(0, 1),
        shape=_mostly(st.tuples(st.integers(1, 3), st.just(1), st.integers(3, 12),

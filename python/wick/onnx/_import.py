@@ -4,7 +4,7 @@ Note [ONNX import]
 The file is parsed by the onnx package (its protobuf classes) and checked by onnx.checker, so a
 corrupt or malformed file is a ValueError naming the file before wick looks at it. Then
 everything wick cannot run is refused at load time, not halfway through a call: an operator
-outside _onnx_ops.OPS (NotImplementedError listing the supported ones), an opset outside
+outside OPS (NotImplementedError listing the supported ones), an opset outside
 OPSET_RANGE, an attribute value a translation does not handle (ValueError naming the node and
 attribute), an input or output dtype wick lacks.
 
@@ -28,10 +28,13 @@ from onnx import helper, numpy_helper
 
 import wick
 
+from . import _onnx_layers as layers
 from . import _onnx_ops as ops
 
 OPSET_RANGE = (9, 22)  # versions of the default domain (ai.onnx) whose semantics ops follow
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+OPS = {**ops.OPS, **layers.OPS}  # ONNX op_type -> fn(node, inputs) -> outputs
+CHECKS = {**ops.CHECKS, **layers.CHECKS}  # ONNX op_type -> load-time check of its attributes
 
 
 class Node:
@@ -151,15 +154,15 @@ def load(f, compile=True):
     nodes = []
     for index, proto in enumerate(graph.node):
         name = proto.name or f"{proto.op_type}_{index}"
-        if proto.domain not in _DEFAULT_DOMAINS or proto.op_type not in ops.OPS:
+        if proto.domain not in _DEFAULT_DOMAINS or proto.op_type not in OPS:
             op = proto.op_type if proto.domain in _DEFAULT_DOMAINS else \
                 f"{proto.domain}::{proto.op_type}"
             raise NotImplementedError(f"wick.onnx.load: op '{op}' (node '{name}') is not "
-                                      f"supported; supported: {', '.join(sorted(ops.OPS))}")
+                                      f"supported; supported: {', '.join(sorted(OPS))}")
         node = Node(proto.op_type, name, list(proto.input), list(proto.output),
                     _attributes(proto, name), opset)
-        if node.op in ops.CHECKS:
-            ops.CHECKS[node.op](node)
+        if node.op in CHECKS:
+            CHECKS[node.op](node)
         nodes.append(node)
     return ImportedModel(nodes, initializers, inputs, outputs, compile, label)
 
@@ -245,7 +248,7 @@ class ImportedModel:
         for node in self.nodes:
             ins = [self._value(env, name, node) for name in node.inputs]
             try:
-                outs = ops.OPS[node.op](node, ins)
+                outs = OPS[node.op](node, ins)
             except Exception as e:
                 if str(e).startswith("wick.onnx"):
                     raise

@@ -1,0 +1,249 @@
+"""How ONNX's layer operators run as wick ops: Conv, the pools, BatchNormalization, MatMul, Gemm,
+QuantizeLinear and DequantizeLinear (the rest, and the value conventions, are in _onnx_ops.py).
+
+Note [ONNX padding]
+ONNX gives each spatial dimension its own begin and end padding, and auto_pad SAME_* derives them
+from the input size; wick's (and PyTorch's) layers take one symmetric padding per dimension. Equal
+pads go to the layer; unequal pads are applied first with F.pad (zeros for Conv and AveragePool,
+-inf for MaxPool) and the layer runs unpadded. AveragePool with count_include_pad=0 cannot be
+padded that way (the padded zeros would be counted) and is refused for unequal pads.
+"""
+
+import math
+
+import numpy as np
+
+import wick
+import wick.nn.functional as F
+
+from ._onnx_ops import axis_in, bad_attribute, is_static, reshape_to, shape_of, static, to_wick
+
+
+def _pads(node, x_dims, kernel, strides, dilations):
+    """ONNX's pads as (begin, end) lists over the spatial dims, auto_pad resolved from the input
+    shape (known while running, and frozen per signature under wick.compile)."""
+    n = len(kernel)
+    auto = node.attrs.get("auto_pad", "NOTSET")
+    if auto in ("NOTSET", "VALID"):
+        pads = node.attrs.get("pads", [0] * (2 * n)) if auto == "NOTSET" else [0] * (2 * n)
+        if len(pads) != 2 * n:
+            raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): pads {pads} should "
+                             f"have {2 * n} entries")
+        return list(pads[:n]), list(pads[n:])
+    begin, end = [], []
+    for size, k, s, d in zip(x_dims[2:], kernel, strides, dilations):
+        total = max(0, (math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size)
+        small = total // 2
+        begin.append(small if auto == "SAME_UPPER" else total - small)
+        end.append(total - begin[-1])
+    return begin, end
+
+
+def _spatial(node, x, kernel):
+    n = len(kernel)
+    dims = list(x.shape)
+    if len(dims) != n + 2 or n not in (1, 2):
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): wick runs 1-D and 2-D "
+                         f"{node.op} on [N, C, ...] inputs; got input shape {dims} and kernel "
+                         f"{kernel}")
+    strides = node.attrs.get("strides", [1] * n)
+    dilations = node.attrs.get("dilations", [1] * n)
+    if len(strides) != n or len(dilations) != n:
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): strides {strides} and "
+                         f"dilations {dilations} should have {n} entries, one per spatial "
+                         "dimension")
+    begin, end = _pads(node, dims, kernel, strides, dilations)
+    return strides, dilations, begin, end
+
+
+def _pad_explicitly(x, begin, end, value=0.0):
+    pad = []
+    for b, e in zip(reversed(begin), reversed(end)):
+        pad += [b, e]
+    return F.pad(x, pad, "constant", value)
+
+
+def conv(node, ins):
+    x, w, b = to_wick(ins[0]), to_wick(ins[1]), to_wick(ins[2] if len(ins) > 2 else None)
+    kernel = node.attrs.get("kernel_shape", list(w.shape[2:]))
+    if list(kernel) != list(w.shape[2:]):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Conv): kernel_shape {kernel} does not "
+                         f"match the weight's shape {list(w.shape)}")
+    strides, dilations, begin, end = _spatial(node, x, kernel)
+    if begin != end:  # asymmetric padding: pad first, then convolve with none
+        x, begin = _pad_explicitly(x, begin, end), [0] * len(begin)
+    groups = node.attrs.get("group", 1)
+    if len(kernel) == 1:
+        return [F.conv1d(x, w, b, strides[0], begin[0], dilations[0], groups)]
+    return [F.conv2d(x, w, b, strides, begin, dilations, groups)]
+
+
+def max_pool(node, ins):
+    x = to_wick(ins[0])
+    kernel = node.attrs["kernel_shape"]
+    strides, dilations, begin, end = _spatial(node, x, kernel)
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    if begin != end:
+        x, begin = _pad_explicitly(x, begin, end, -math.inf), [0] * len(begin)
+    if len(kernel) == 1:
+        return [F.max_pool1d(x, kernel[0], strides[0], begin[0], dilations[0], ceil)]
+    return [F.max_pool2d(x, kernel, strides, begin, dilations, ceil)]
+
+
+def average_pool(node, ins):
+    x = to_wick(ins[0])
+    kernel = node.attrs["kernel_shape"]
+    strides, dilations, begin, end = _spatial(node, x, kernel)
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    include = bool(node.attrs.get("count_include_pad", 0))
+    if any(d != 1 for d in dilations):
+        raise ValueError(f"wick.onnx: node '{node.name}' (AveragePool): dilations {dilations} "
+                         "are not supported")
+    if begin != end:
+        if not include:
+            raise ValueError(f"wick.onnx: node '{node.name}' (AveragePool): asymmetric pads "
+                             f"{begin + end} with count_include_pad=0 are not supported")
+        x, begin = _pad_explicitly(x, begin, end), [0] * len(begin)
+    if len(kernel) == 1:
+        return [F.avg_pool1d(x, kernel[0], strides[0], begin[0], ceil, include)]
+    return [F.avg_pool2d(x, kernel, strides, begin, ceil, include)]
+
+
+def global_pool(node, ins):
+    x = to_wick(ins[0])
+    dims = tuple(range(2, len(x.shape)))
+    if node.op == "GlobalAveragePool":
+        return [x.mean(dims, keepdim=True)]
+    return [x.amax(dims, keepdim=True)]
+
+
+def batch_norm(node, ins):
+    x, scale, bias, mean, var = (to_wick(v) for v in ins[:5])
+    return [F.batch_norm(x, mean, var, scale, bias, False, 0.1, node.attrs.get("epsilon", 1e-5))]
+
+
+def matmul(node, ins):
+    return [wick.matmul(to_wick(ins[0]), to_wick(ins[1]))]
+
+
+def gemm(node, ins):
+    a, b = to_wick(ins[0]), to_wick(ins[1])
+    c = to_wick(ins[2]) if len(ins) > 2 else None
+    alpha, beta = node.attrs.get("alpha", 1.0), node.attrs.get("beta", 1.0)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise ValueError(f"wick.onnx: node '{node.name}' (Gemm): A and B must be 2-D; got "
+                         f"{list(a.shape)} and {list(b.shape)}")
+    a = a.t() if node.attrs.get("transA", 0) else a
+    if node.attrs.get("transB", 0) and alpha == 1.0 and beta == 1.0 and (
+            c is None or len(c.shape) == 1):
+        return [F.linear(a, b, c)]  # PyTorch's nn.Linear: y = a @ b^T + c, b as stored
+    b = b.t() if node.attrs.get("transB", 0) else b
+    y = wick.matmul(a, b)
+    if alpha != 1.0:
+        y = y * alpha
+    if c is not None and beta != 0.0:
+        y = y + (c * beta if beta != 1.0 else c)
+    return [y]
+
+
+# ---- quantization (Note [QDQ in float]) ----
+# QuantizeLinear and DequantizeLinear run in float32: y = saturate(round_half_even(x / scale) +
+# zero_point) holds integers in a float tensor, and DequantizeLinear computes (y - zero_point) *
+# scale. Every integer of int8/uint8 is exact in float32, so this is the integer arithmetic ONNX
+# Runtime does; a quantized value leaves the graph as its ONNX type (uint8, or int8 where wick has
+# it). Static inputs (quantized weights) fold in NumPy.
+
+_QRANGE = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
+
+
+def _per_axis(node, v, rank):
+    """scale / zero_point broadcast along `axis` (per-channel), or as scalars."""
+    if v is None or len(v.shape) == 0 or (len(v.shape) == 1 and v.shape[0] == 1 and rank != 1):
+        return v if v is None or len(v.shape) == 0 else reshape_to(v, [])
+    axis = axis_in(node, node.attrs.get("axis", 1), rank)
+    shape = [1] * rank
+    shape[axis] = v.shape[0]
+    return reshape_to(v, shape)
+
+
+def quantize_linear(node, ins):
+    x, scale = ins[0], static(node, ins[1], "y_scale")
+    zp = static(node, ins[2], "y_zero_point") if len(ins) > 2 and ins[2] is not None else None
+    qtype = np.dtype(np.uint8) if zp is None else zp.dtype
+    if qtype not in _QRANGE:
+        raise ValueError(f"wick.onnx: node '{node.name}' (QuantizeLinear): zero point type "
+                         f"{qtype} is not supported (uint8 and int8 are)")
+    lo, hi = _QRANGE[qtype]
+    rank = len(shape_of(x))
+    scale = _per_axis(node, scale.astype(np.float32), rank)
+    zpf = _per_axis(node, (zp if zp is not None else np.zeros((), qtype)).astype(np.float32), rank)
+    if is_static(x):
+        return [np.clip(np.rint(x.astype(np.float32) / scale) + zpf, lo, hi).astype(qtype)]
+    y = (to_wick(x).float() / to_wick(scale)).round() + to_wick(zpf)
+    return [y.clamp(float(lo), float(hi))]
+
+
+def dequantize_linear(node, ins):
+    x, scale = ins[0], static(node, ins[1], "x_scale")
+    zp = static(node, ins[2], "x_zero_point") if len(ins) > 2 and ins[2] is not None else None
+    rank = len(shape_of(x))
+    scale = _per_axis(node, scale.astype(np.float32), rank)
+    zpf = None if zp is None else _per_axis(node, zp.astype(np.float32), rank)
+    if is_static(x):
+        xf = x.astype(np.float32)
+        return [((xf - zpf if zpf is not None else xf) * scale).astype(np.float32)]
+    xf = x.float()
+    if zpf is not None:
+        xf = xf - to_wick(zpf)
+    return [xf * to_wick(scale)]
+
+
+OPS = {
+    "Conv": conv, "MaxPool": max_pool, "AveragePool": average_pool,
+    "GlobalAveragePool": global_pool, "GlobalMaxPool": global_pool,
+    "BatchNormalization": batch_norm, "MatMul": matmul, "Gemm": gemm,
+    "QuantizeLinear": quantize_linear, "DequantizeLinear": dequantize_linear,
+}
+
+
+# ---- load-time checks of attribute values ----
+
+def _check_spatial(node):
+    auto = node.attrs.get("auto_pad", "NOTSET")
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        bad_attribute(node, "auto_pad", auto,
+                      "ONNX defines NOTSET, VALID, SAME_UPPER and SAME_LOWER")
+    for name in ("strides", "dilations", "kernel_shape"):
+        if any(v < 1 for v in node.attrs.get(name, [])):
+            bad_attribute(node, name, node.attrs[name], "every entry must be >= 1")
+    if node.attrs.get("group", 1) < 1:
+        bad_attribute(node, "group", node.attrs["group"], "it must be >= 1")
+    if any(v < 0 for v in node.attrs.get("pads", [])):
+        bad_attribute(node, "pads", node.attrs["pads"], "negative pads are not supported")
+    if node.op in ("MaxPool", "AveragePool") and "kernel_shape" not in node.attrs:
+        bad_attribute(node, "kernel_shape", None, "it is required")
+    if node.attrs.get("storage_order", 0) != 0:
+        bad_attribute(node, "storage_order", node.attrs["storage_order"],
+                      "wick has row-major indices only")
+    if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
+        bad_attribute(node, "outputs", node.outputs, "MaxPool's Indices output is not supported")
+
+
+def _check_batch_norm(node):
+    if node.attrs.get("training_mode", 0):
+        bad_attribute(node, "training_mode", 1, "wick.onnx.load runs inference")
+    if any(node.outputs[1:]):
+        bad_attribute(node, "outputs", node.outputs, "running-statistics outputs are for training")
+
+
+def _check_quantize(node):
+    if node.attrs.get("block_size", 0):
+        bad_attribute(node, "block_size", node.attrs["block_size"], "blocked quantization is not "
+             "supported")
+    if node.attrs.get("output_dtype", 0) not in (0, 2, 3):
+        bad_attribute(node, "output_dtype", node.attrs["output_dtype"],
+                      "uint8 and int8 are supported")
+
+
+CHECKS = {"Conv": _check_spatial, "MaxPool": _check_spatial, "AveragePool": _check_spatial,
+          "BatchNormalization": _check_batch_norm, "QuantizeLinear": _check_quantize}
