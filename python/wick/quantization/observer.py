@@ -401,8 +401,8 @@ class HistogramObserver(ObserverBase):
 class PercentileObserver(ObserverBase):
     """Clips at percentiles of everything seen: min_val is the (100 - percentile)-th percentile
     and max_val the percentile-th (99.99 by default), so the few largest activations saturate
-    instead of setting the scale (TensorRT's "percentile" calibrator; PyTorch has no such
-    observer). It keeps an exact histogram like HistogramObserver's (bins over the running
+    instead of setting the scale (the "percentile" calibration of NVIDIA's pytorch-quantization
+    toolkit; PyTorch has no such observer). It keeps an exact histogram like HistogramObserver's (bins over the running
     range, re-binned when the range grows) and reads the percentiles off its cumulative sum,
     interpolating within a bin."""
 
