@@ -397,6 +397,16 @@ def test_unsupported_opset_and_attributes_raise_at_load():
         wick.onnx.load(model)
 
 
+def test_huge_pads_are_refused_before_anything_is_allocated():
+    # (2e9 + 4)^2 elements: the byte count would overflow int64 inside an allocation.
+    pads = numpy_helper.from_array(np.array([0, 0, 10**9, 10**9] * 2, np.int64), "p")
+    model = make_model([helper.make_node("Pad", ["x", "p"], ["y"], name="big")],
+                       [tensor_info("x", [1, 1, 4, 4])], [tensor_info("y", list("nchw"))], [pads])
+    with pytest.raises(ValueError, match=r"node 'big' \(Pad\): the result would have shape "
+                                         r"\[1, 1, 2000000004, 2000000004\]"):
+        wick.onnx.load(model)(np.ones((1, 1, 4, 4), np.float32))
+
+
 def test_wrong_inputs_at_call_time(small_model):
     loaded = wick.onnx.load(small_model)
     with pytest.raises(ValueError, match=r"input 'x' has shape \[2, 1, 9, 8\]; the model expects "

@@ -16,7 +16,8 @@ import numpy as np
 import wick
 import wick.nn.functional as F
 
-from ._onnx_ops import axis_in, bad_attribute, is_static, reshape_to, shape_of, static, to_wick
+from ._onnx_ops import (axis_in, bad_attribute, check_size, is_static, reshape_to, shape_of,
+                        static, to_wick)
 
 
 def _pads(node, x_dims, kernel, strides, dilations):
@@ -53,6 +54,7 @@ def _spatial(node, x, kernel):
                          f"dilations {dilations} should have {n} entries, one per spatial "
                          "dimension")
     begin, end = _pads(node, dims, kernel, strides, dilations)
+    check_size(node, dims[:2] + [d + b + e for d, b, e in zip(dims[2:], begin, end)])
     return strides, dilations, begin, end
 
 

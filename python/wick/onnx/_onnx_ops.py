@@ -34,6 +34,9 @@ NP_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7
 # NumPy dtypes wick.from_numpy takes; others are widened (int8 -> int32) on the way.
 _FROM_NUMPY = (np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_)
 MAX_STATIC_ELEMENTS = 1 << 28  # a static value larger than this is refused, not allocated
+# A shape that pads or broadcasts to more elements than this is refused before wick sees it: an
+# attribute like pads=[1e9, ...] must be an error, not an allocation whose size overflows int64.
+MAX_ELEMENTS = 1 << 32  # 16 GiB of float32
 
 
 def is_static(v):
@@ -62,6 +65,14 @@ def to_wick(v):
 
 def shape_of(v):
     return list(v.shape)
+
+
+def check_size(node, shape, limit=MAX_ELEMENTS):
+    """shape, unless it has a negative dimension or more than `limit` elements."""
+    if any(d < 0 for d in shape) or math.prod(shape) > limit:
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): the result would have shape "
+                         f"{shape}, which is invalid or larger than {limit} elements")
+    return shape
 
 
 def static(node, v, what):
@@ -340,7 +351,8 @@ def expand(node, ins):
     dims = shape_of(x)
     rank = max(len(dims), len(target))
     dims, target = [1] * (rank - len(dims)) + dims, [1] * (rank - len(target)) + target
-    out = [d if t == 1 else t for d, t in zip(dims, target)]
+    out = check_size(node, [d if t == 1 else t for d, t in zip(dims, target)],
+                     MAX_STATIC_ELEMENTS if is_static(x) else MAX_ELEMENTS)
     if is_static(x):
         return [np.broadcast_to(x.reshape(dims), out).copy()]
     return [wick.broadcast_to(x.reshape(dims), out)]
@@ -364,6 +376,7 @@ def pad(node, ins):
     begin, end = [0] * rank, [0] * rank
     for i, a in enumerate(axes):
         begin[a], end[a] = pads[i], pads[i + len(axes)]
+    check_size(node, [d + b + e for d, b, e in zip(shape_of(x), begin, end)])
     first = next((a for a in range(rank) if begin[a] or end[a]), rank)
     if first == rank:
         return [x]
@@ -378,10 +391,7 @@ def constant(node, ins):
 
 
 def constant_of_shape(node, ins):
-    dims = static_ints(node, ins[0], "input")
-    if any(d < 0 for d in dims) or math.prod(dims) > MAX_STATIC_ELEMENTS:
-        raise ValueError(f"wick.onnx: node '{node.name}' (ConstantOfShape): shape {dims} is "
-                         "invalid or too large")
+    dims = check_size(node, static_ints(node, ins[0], "input"), MAX_STATIC_ELEMENTS)
     value = node.attrs.get("value")
     value = np.zeros(1, np.float32) if value is None else value.reshape(-1)
     return [np.full(dims, value[0], dtype=value.dtype)]
