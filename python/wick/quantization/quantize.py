@@ -95,10 +95,11 @@ def _mark(fn):
 
 
 def propagate_qconfig_(module, qconfig=None):
-    """Every module without its own qconfig takes its parent's (module.qconfig attributes)."""
-    own = module.__dict__.get("qconfig", None)
-    qconfig = own if own is not None else qconfig
-    if qconfig is not None and own is None:
+    """Every module without its own qconfig attribute takes its parent's; `qconfig = None` on a
+    submodule keeps it (and what it contains) in float."""
+    if "qconfig" in module.__dict__:
+        qconfig = module.__dict__["qconfig"]
+    elif qconfig is not None:
         object.__setattr__(module, "qconfig", qconfig)
     for child in module.children():
         propagate_qconfig_(child, qconfig)
@@ -279,6 +280,26 @@ def _weight_scale(qconfig, weight, path, module):
     return scale.to(wick.float32)
 
 
+def _check_float_modules(model, tracker):
+    """A module that stays float must not receive a quantized tensor."""
+    fused = [p for p, m in model.named_modules() if isinstance(m, (ConvReLU2d, LinearReLU))]
+    for path, m in model.named_modules():
+        if not path or m._modules or any(path.startswith(f + ".") for f in fused):
+            continue
+        if isinstance(m, (_QPARAMS_PRESERVING, ObserverBase, QuantStub, DeQuantStub,
+                          nnq.FloatFunctional)):
+            continue
+        if type(m) in DEFAULT_STATIC_QUANT_MODULE_MAPPINGS and m.__dict__.get("qconfig"):
+            continue
+        fed = {s for call in tracker.sources.get(path, ()) for s in call if s is not None}
+        if fed:
+            raise RuntimeError(
+                f"[convert] {_name(path)} ({_kind(m)}) receives a quantized tensor (from "
+                f"{', '.join(map(repr, sorted(fed)))}) but has no quantized version: fuse it "
+                "(fuse_modules: Conv2d+BatchNorm2d), or put a DeQuantStub before it and a "
+                "QuantStub after it")
+
+
 def convert(model, inplace=False):
     """Swaps the prepared, calibrated modules for wick.nn.quantized ones; returns the model
     (a copy unless inplace), in eval mode."""
@@ -297,6 +318,7 @@ def convert(model, inplace=False):
         model = copy.deepcopy(model)
         tracker = model.__dict__[_STATE]
     _remove_quant_hooks(model)
+    _check_float_modules(model, tracker)
     cache = {}
     replaced = []
     swaps = []
@@ -335,14 +357,6 @@ def convert(model, inplace=False):
             if srcs != {None}:
                 (src,) = _input_sources(tracker, path, m, 1)
                 new = nnq.ReLU(*_output_qparams(model, src, cache))
-        elif path and not m._modules and not isinstance(m, (_QPARAMS_PRESERVING, ObserverBase)):
-            fed = {s for call in tracker.sources.get(path, ()) for s in call if s is not None}
-            if fed:
-                raise RuntimeError(
-                    f"[convert] {_name(path)} ({_kind(m)}) receives a quantized tensor (from "
-                    f"{', '.join(map(repr, sorted(fed)))}) but has no quantized version: fuse "
-                    "it (fuse_modules: Conv2d+BatchNorm2d), or put a DeQuantStub before it "
-                    "and a QuantStub after it")
         if new is not None:
             swaps.append((path, new))
             replaced.append(path)
