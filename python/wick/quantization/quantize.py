@@ -263,8 +263,9 @@ def _input_sources(tracker, path, module, n_inputs):
                            "produced by an observed module, so its quantization parameters are "
                            "unknown. Quantized layers must be fed by a QuantStub, another "
                            "quantized layer, or nn.ReLU / MaxPool2d / Flatten / Dropout modules "
-                           "between them: functional calls such as F.relu(x) or x.flatten(1) "
-                           "hide the producer - use the module forms")
+                           "between them: functional calls such as F.relu(x), x.flatten(1) or "
+                           "x + y hide the producer - use the module forms (and "
+                           "wick.nn.quantized.FloatFunctional for x + y)")
     return sources
 
 
