@@ -131,6 +131,9 @@ def test_layers_without_folding(tmp_path):
     ops = {n.op for n in loaded.nodes}
     assert {"Conv", "BatchNormalization", "AveragePool", "MaxPool", "Concat", "Flatten",
             "Gemm", "Softmax", "Relu"} <= ops, ops
+    # The executor's passes folded the batch norm into the convolution before it.
+    assert "conv+bn folding: 1" in loaded.log
+    assert "batch_norm" not in str(loaded.graph)
 
 
 class Arithmetic(torch.nn.Module if torch is not None else object):

@@ -172,7 +172,8 @@ class ImportedModel:
     with several outputs. Inputs are wick Tensors or NumPy arrays, in the graph's input order.
 
     ``graph`` is the wick graph the latest call replayed (print it), ``retraces`` counts the
-    traces a new input signature caused; both are None under compile=False."""
+    traces a new input signature caused, ``log`` says what the passes did; all are None under
+    compile=False (``graph`` also before the first call)."""
 
     def __init__(self, nodes, initializers, inputs, outputs, compile, label):
         self.nodes = nodes
@@ -184,7 +185,9 @@ class ImportedModel:
         self._label = label
         for a in initializers.values():
             a.wick = ops.to_wick(np.asarray(a)) if a.dtype.kind == "f" else None
-        self._compiled = wick.compile(self._run) if compile else None
+        # The initializers are captured as constants, not parameters; freeze=True turns on the
+        # inference passes that need constants (conv + batch-norm folding).
+        self._compiled = wick.compile(self._run, freeze=True) if compile else None
 
     def __repr__(self):
         mode = "compiled" if self._compiled is not None else "eager"
@@ -199,6 +202,11 @@ class ImportedModel:
     @property
     def retraces(self):
         return None if self._compiled is None else self._compiled.retraces
+
+    @property
+    def log(self):
+        """What each trace's jit passes did (wick.compile's log); None under compile=False."""
+        return None if self._compiled is None else self._compiled.log
 
     def __call__(self, *args):
         tensors = self._check_inputs(args)
