@@ -137,7 +137,7 @@ def gemm(node, ins):
                          f"{list(a.shape)} and {list(b.shape)}")
     a = a.t() if node.attrs.get("transA", 0) else a
     if node.attrs.get("transB", 0) and alpha == 1.0 and beta == 1.0 and (
-            c is None or len(c.shape) == 1):
+            c is None or list(c.shape) == [b.shape[0]]):
         return [F.linear(a, b, c)]  # PyTorch's nn.Linear: y = a @ b^T + c, b as stored
     b = b.t() if node.attrs.get("transB", 0) else b
     y = wick.matmul(a, b)
@@ -171,7 +171,9 @@ def _per_axis(node, v, rank):
 def quantize_linear(node, ins):
     x, scale = ins[0], static(node, ins[1], "y_scale")
     zp = static(node, ins[2], "y_zero_point") if len(ins) > 2 and ins[2] is not None else None
-    qtype = np.dtype(np.uint8) if zp is None else zp.dtype
+    # The type: the zero point's, else opset 21's output_dtype (3 is INT8), else uint8.
+    qtype = zp.dtype if zp is not None else np.dtype(
+        np.int8 if node.attrs.get("output_dtype", 0) == 3 else np.uint8)
     if qtype not in _QRANGE:
         raise ValueError(f"wick.onnx: node '{node.name}' (QuantizeLinear): zero point type "
                          f"{qtype} is not supported (uint8 and int8 are)")
@@ -240,12 +242,13 @@ def _check_batch_norm(node):
 
 def _check_quantize(node):
     if node.attrs.get("block_size", 0):
-        bad_attribute(node, "block_size", node.attrs["block_size"], "blocked quantization is not "
-             "supported")
-    if node.attrs.get("output_dtype", 0) not in (0, 2, 3):
+        bad_attribute(node, "block_size", node.attrs["block_size"],
+                      "blocked quantization is not supported")
+    if node.op == "QuantizeLinear" and node.attrs.get("output_dtype", 0) not in (0, 2, 3):
         bad_attribute(node, "output_dtype", node.attrs["output_dtype"],
                       "uint8 and int8 are supported")
 
 
 CHECKS = {"Conv": _check_spatial, "MaxPool": _check_spatial, "AveragePool": _check_spatial,
-          "BatchNormalization": _check_batch_norm, "QuantizeLinear": _check_quantize}
+          "BatchNormalization": _check_batch_norm, "QuantizeLinear": _check_quantize,
+          "DequantizeLinear": _check_quantize}

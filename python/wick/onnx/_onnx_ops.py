@@ -174,6 +174,8 @@ def clip(node, ins):
         if any(b is not None and b.size != 1 for b in bounds):
             raise ValueError(f"wick.onnx: node '{node.name}' (Clip): min and max must be scalars")
         lo, hi = (None if b is None else float(b[0]) for b in bounds)
+    if lo is None and hi is None:
+        return [x]
     if is_static(x):
         return [np.clip(x, lo, hi).astype(x.dtype)]
     return [to_wick(x).clamp(lo, hi)]
@@ -202,6 +204,15 @@ def identity(node, ins):
     return [ins[0]] + [None] * (len(node.outputs) - 1)
 
 
+def dropout(node, ins):
+    """Inference: the identity. Opset 12 made training_mode an input; a true one is refused."""
+    mode = static(node, ins[2], "training_mode") if len(ins) > 2 else None
+    if mode is not None and mode.size and bool(mode.reshape(-1)[0]):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Dropout): training_mode is true; "
+                         "wick.onnx.load runs inference")
+    return identity(node, ins)
+
+
 def shape(node, ins):
     dims = np.array(list(ins[0].shape), dtype=np.int64)
     start, end = node.attrs.get("start", 0), node.attrs.get("end", None)
@@ -211,9 +222,9 @@ def shape(node, ins):
 def cast(node, ins):
     to = node.attrs["to"]
     x = ins[0]
-    if is_static(x):
+    if is_static(x) and to in NP_DTYPES:
         return [x.astype(NP_DTYPES[to])]
-    return [x.to(WICK_DTYPES[to])]
+    return [to_wick(x).to(WICK_DTYPES[to])]
 
 
 def reshape(node, ins):
@@ -411,7 +422,7 @@ def reduce_mean(node, ins):
 OPS = {
     **{op: unary for op in _UNARY}, **{op: binary for op in _BINARY},
     "Where": where, "Clip": clip, "LeakyRelu": leaky_relu, "Softmax": softmax,
-    "LogSoftmax": softmax, "Identity": identity, "Dropout": identity, "Shape": shape,
+    "LogSoftmax": softmax, "Identity": identity, "Dropout": dropout, "Shape": shape,
     "Cast": cast, "Reshape": reshape, "Flatten": flatten, "Unsqueeze": unsqueeze,
     "Squeeze": squeeze, "Transpose": transpose, "Concat": concat, "Gather": gather,
     "Slice": slice_, "Expand": expand, "Pad": pad, "Constant": constant,
