@@ -185,6 +185,23 @@ def test_linear_exports_as_gemm_with_transB(tmp_path):
     assert gemm.attrs.get("transB") == 1
 
 
+def test_round_trip_through_wicks_own_exporter(tmp_path):
+    """wick.onnx.export's file (dynamic batch: Shape, Slice, Expand, Concat around the
+    reshapes) loads back and gives the eager model's outputs at the traced and another batch."""
+    import wick.models
+    wick.manual_seed(0)
+    model = wick.models.resnet20().eval()
+    path = str(tmp_path / "resnet20.onnx")
+    wick.onnx.export(model, (wick.randn(2, 3, 32, 32),), path)
+    loaded = wick.onnx.load(path)
+    for batch in (2, 5):
+        x = wick.randn(batch, 3, 32, 32)
+        with wick.no_grad():
+            expected = model(x).numpy()
+        np.testing.assert_allclose(loaded(x).numpy(), expected, rtol=1e-5, atol=1e-5)
+    assert loaded.retraces == 1
+
+
 def make_model(nodes, inputs, outputs, initializers=(), opset=17):
     graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
