@@ -184,6 +184,17 @@ void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const AttentionPar
   out.push_back(make_float("scale", v.scale));
   out.push_back(make_bool("is_causal", v.is_causal));
 }
+void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const QuantizeParams& v) {
+  out.push_back(make_float("scale", v.scale));
+  out.push_back(make_int("zero_point", v.zero_point));
+}
+void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const QuantizedParams& v) {
+  out.push_back(make_float("input_scale", v.input_scale));
+  out.push_back(make_int("input_zero_point", v.input_zero_point));
+  out.push_back(make_float("output_scale", v.output_scale));
+  out.push_back(make_int("output_zero_point", v.output_zero_point));
+  out.push_back(make_bool("relu", v.relu));
+}
 
 }  // namespace detail
 }  // namespace wick

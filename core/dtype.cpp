@@ -13,24 +13,26 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kInfo[kNumDTypes] = {
-    {"bool", 1},    {"uint8", 1},    {"int32", 4},   {"int64", 8},
+    {"bool", 1},    {"uint8", 1},    {"int8", 1},    {"int32", 4},   {"int64", 8},
     {"float16", 2}, {"bfloat16", 2}, {"float32", 4}, {"float64", 8},
 };
 
 // PyTorch's promotion table restricted to wick's dtypes. Rows and columns follow the enum order:
-// b1 = bool, u8 = uint8, i4 = int32, i8 = int64, f2 = float16, bf = bfloat16, f4, f8.
-constexpr DType b1 = kBool, u8 = kUInt8, i4 = kInt32, i8 = kInt64, f2 = kFloat16, bf = kBFloat16,
-                f4 = kFloat32, f8 = kFloat64;
+// b1 = bool, u8 = uint8, s8 = int8, i4 = int32, i8 = int64, f2 = float16, bf = bfloat16, f4, f8.
+// uint8 with int8 is int16 in PyTorch; wick has no int16 and gives int32.
+constexpr DType b1 = kBool, u8 = kUInt8, s8 = kInt8, i4 = kInt32, i8 = kInt64, f2 = kFloat16,
+                bf = kBFloat16, f4 = kFloat32, f8 = kFloat64;
 constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
-    /*        b1  u8  i4  i8  f2  bf  f4  f8 */
-    /* b1 */ {b1, u8, i4, i8, f2, bf, f4, f8},
-    /* u8 */ {u8, u8, i4, i8, f2, bf, f4, f8},
-    /* i4 */ {i4, i4, i4, i8, f2, bf, f4, f8},
-    /* i8 */ {i8, i8, i8, i8, f2, bf, f4, f8},
-    /* f2 */ {f2, f2, f2, f2, f2, f4, f4, f8},
-    /* bf */ {bf, bf, bf, bf, f4, bf, f4, f8},
-    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8},
-    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8},
+    /*        b1  u8  s8  i4  i8  f2  bf  f4  f8 */
+    /* b1 */ {b1, u8, s8, i4, i8, f2, bf, f4, f8},
+    /* u8 */ {u8, u8, i4, i4, i8, f2, bf, f4, f8},
+    /* s8 */ {s8, i4, s8, i4, i8, f2, bf, f4, f8},
+    /* i4 */ {i4, i4, i4, i4, i8, f2, bf, f4, f8},
+    /* i8 */ {i8, i8, i8, i8, i8, f2, bf, f4, f8},
+    /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f4, f8},
+    /* bf */ {bf, bf, bf, bf, bf, f4, bf, f4, f8},
+    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f8},
+    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8},
 };
 
 }  // namespace

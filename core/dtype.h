@@ -13,8 +13,8 @@
 namespace wick {
 
 // Ordered from the narrowest category to the widest; promotion relies on the table, not the order.
-enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
-constexpr int kNumDTypes = 8;
+enum class DType : uint8_t { Bool, UInt8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+constexpr int kNumDTypes = 9;
 
 constexpr DType kFloat32 = DType::Float32;
 constexpr DType kFloat64 = DType::Float64;
@@ -23,6 +23,7 @@ constexpr DType kBFloat16 = DType::BFloat16;
 constexpr DType kInt64 = DType::Int64;
 constexpr DType kInt32 = DType::Int32;
 constexpr DType kUInt8 = DType::UInt8;
+constexpr DType kInt8 = DType::Int8;  // torch.int8: quantized weights (core/ops/quantized.h)
 constexpr DType kBool = DType::Bool;
 
 size_t element_size(DType dtype);
@@ -34,10 +35,11 @@ inline bool is_floating(DType d) {
   return d == kFloat32 || d == kFloat64 || d == kFloat16 || d == kBFloat16;
 }
 inline bool is_reduced_float(DType d) { return d == kFloat16 || d == kBFloat16; }
-inline bool is_integral(DType d) { return d == kUInt8 || d == kInt32 || d == kInt64; }
+inline bool is_integral(DType d) { return d == kUInt8 || d == kInt8 || d == kInt32 || d == kInt64; }
 
 // The dtype of a binary op's result: PyTorch's table (bool < integers < floats; float16 with
-// bfloat16 gives float32; uint8 with int32 gives int32).
+// bfloat16 gives float32; uint8 with int32 gives int32). uint8 with int8 gives int16 in PyTorch;
+// wick has no int16, so it gives the next wider integer, int32.
 DType promote_types(DType a, DType b);
 
 // The dtype floating-point factories and Python floats use when no dtype is given (PyTorch's
@@ -62,6 +64,10 @@ struct dtype_of<bool> {
 template <>
 struct dtype_of<uint8_t> {
   static constexpr DType value = kUInt8;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = kInt8;
 };
 template <>
 struct dtype_of<int32_t> {
@@ -144,6 +150,8 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
       return fn(TypeTag<bool>{});
     case kUInt8:
       return fn(TypeTag<uint8_t>{});
+    case kInt8:
+      return fn(TypeTag<int8_t>{});
     case kInt32:
       return fn(TypeTag<int32_t>{});
     case kInt64:

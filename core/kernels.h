@@ -198,4 +198,37 @@ using AttentionBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& q
                                          Tensor& grad_key, Tensor& grad_value,
                                          const AttentionParams& params);
 
+// Quantized tensors are plain uint8 / int8 tensors; the affine map real = scale * (q - zero_point)
+// travels beside them as attributes (core/ops/quantized.h).
+// quantize_per_tensor: float32 in -> uint8 or int8 out (out's dtype),
+//   q = clamp(nearbyint(x / scale) + zero_point) to out's range (round half to even, saturate);
+// dequantize: uint8 or int8 in -> float32 out, x = float(q - zero_point) * float(scale).
+struct QuantizeParams {
+  double scale = 1.0;
+  int64_t zero_point = 0;
+};
+using QuantizeKernel = void (*)(const Tensor& in, Tensor& out, const QuantizeParams& params);
+
+// The requantization of quantized_linear and quantized_conv2d (Note [int8 GEMM] in
+// core/cpu/gemm_int8.h): uint8 input with (input_scale, input_zero_point), int8 weight with one
+// scale per output channel and zero point 0, float32 bias (or undefined), uint8 output with
+// (output_scale, output_zero_point); relu raises the lower clamp to output_zero_point.
+struct QuantizedParams {
+  double input_scale = 1.0;
+  int64_t input_zero_point = 0;
+  double output_scale = 1.0;
+  int64_t output_zero_point = 0;
+  bool relu = false;
+};
+// input [M, K] (contiguous uint8), weight [N, K] (contiguous int8), weight_scale [N] float32,
+// bias [N] float32 or undefined -> out [M, N] uint8, contiguous.
+using QuantizedLinearKernel = void (*)(const Tensor& input, const Tensor& weight,
+                                       const Tensor& weight_scale, const Tensor& bias, Tensor& out,
+                                       const QuantizedParams& params);
+// input [N, C, H, W] uint8, weight [O, C / groups, kh, kw] int8 (both contiguous) -> out
+// [N, O, out_h, out_w] uint8; padding reads as input_zero_point (the real value 0).
+using QuantizedConv2dKernel = void (*)(const Tensor& input, const Tensor& weight,
+                                       const Tensor& weight_scale, const Tensor& bias, Tensor& out,
+                                       const Conv2dParams& conv, const QuantizedParams& params);
+
 }  // namespace wick

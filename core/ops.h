@@ -16,6 +16,7 @@
 #include "core/ops/join.h"
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
+#include "core/ops/quantized.h"  // quantized: int8 inference
 #include "core/ops/reduce.h"
 #include "core/ops/rnn.h"
 #include "core/ops/scan.h"

@@ -38,5 +38,6 @@ template std::vector<double> Tensor::to_vector() const;
 template std::vector<int64_t> Tensor::to_vector() const;
 template std::vector<int32_t> Tensor::to_vector() const;
 template std::vector<uint8_t> Tensor::to_vector() const;
+template std::vector<int8_t> Tensor::to_vector() const;
 
 }  // namespace wick

@@ -33,6 +33,9 @@ struct CastFn {
       case DType::UInt8:
         *reinterpret_cast<uint8_t*>(dst) = convert<uint8_t>(x);
         break;
+      case DType::Int8:
+        *reinterpret_cast<int8_t*>(dst) = convert<int8_t>(x);
+        break;
       case DType::Int32:
         *reinterpret_cast<int32_t*>(dst) = convert<int32_t>(x);
         break;
@@ -62,6 +65,9 @@ struct CastFn {
         break;
       case DType::UInt8:
         store(p[0], *reinterpret_cast<const uint8_t*>(src));
+        break;
+      case DType::Int8:
+        store(p[0], *reinterpret_cast<const int8_t*>(src));
         break;
       case DType::Int32:
         store(p[0], *reinterpret_cast<const int32_t*>(src));

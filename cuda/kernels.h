@@ -20,6 +20,7 @@ void register_conv_kernels(KernelRegistry& registry);         // cudnn_conv.cpp
 void register_scan_kernels(KernelRegistry& registry);         // scan.cu
 void register_rnn_kernels(KernelRegistry& registry);          // rnn_kernels.cu (rnn)
 void register_attention_kernels(KernelRegistry& registry);    // attention.cu (attention)
+void register_quantized_kernels(KernelRegistry& registry);    // quantized.cu (int8 ops)
 
 // fill, arange, uniform and normal (copy_kernels.cu); register_copy_kernels adds them.
 void register_random_and_fill_kernels(KernelRegistry& registry);

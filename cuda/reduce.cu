@@ -438,6 +438,9 @@ void launch_integer_bmm(const Tensor& a, const Tensor& b, Tensor& out) {
     case kUInt8:
       run(TypeTag<uint8_t>{});
       break;
+    case kInt8:
+      run(TypeTag<int8_t>{});
+      break;
     default:
       throw TypeError(error_message("matmul", "no CUDA kernel for ", a.dtype()));
   }

@@ -26,6 +26,7 @@ void register_kernels(KernelRegistry& registry) {
   register_scan_kernels(registry);
   register_rnn_kernels(registry);        // rnn
   register_attention_kernels(registry);  // attention
+  register_quantized_kernels(registry);  // quantized
 }
 
 Allocator* first_tensor_allocator() {

@@ -108,6 +108,8 @@ MPI_Datatype reduction_type(DType dtype) {
       return MPI_INT64_T;
     case kUInt8:
       return MPI_UINT8_T;
+    case kInt8:
+      return MPI_INT8_T;
     case kBool:
       return MPI_UINT8_T;  // max/min of 0/1 bytes are logical or/and
     default:

@@ -91,6 +91,8 @@ ncclDataType_t nccl_type(const char* op, DType dtype) {
       return ncclInt64;
     case kUInt8:
       return ncclUint8;
+    case kInt8:
+      return ncclInt8;
     case kBool:
       return ncclUint8;  // max/min of 0/1 bytes are logical or/and
   }

@@ -24,7 +24,7 @@ struct TypeName {
 constexpr TypeName kTypeNames[] = {
     {kFloat32, "FloatTensor"},     {kFloat64, "DoubleTensor"}, {kFloat16, "HalfTensor"},
     {kBFloat16, "BFloat16Tensor"}, {kInt64, "LongTensor"},     {kInt32, "IntTensor"},
-    {kUInt8, "ByteTensor"},        {kBool, "BoolTensor"},
+    {kUInt8, "ByteTensor"},        {kInt8, "CharTensor"},      {kBool, "BoolTensor"},
 };
 
 std::string type_string(const Tensor& t) {

@@ -50,11 +50,12 @@ DType numpy_dtype(const py::dtype& dt) {
   if (kind == 'i' && size == 8) return kInt64;
   if (kind == 'i' && size == 4) return kInt32;
   if (kind == 'u' && size == 1) return kUInt8;
+  if (kind == 'i' && size == 1) return kInt8;
   if (kind == 'b' && size == 1) return kBool;
   throw TypeError("[from_numpy] can't convert a NumPy array of type " +
                   std::string(py::str(py::handle(dt))) +
-                  "; the supported types are float64, float32, float16, int64, int32, uint8 "
-                  "and bool");
+                  "; the supported types are float64, float32, float16, int64, int32, uint8, "
+                  "int8 and bool");
 }
 
 py::dtype numpy_dtype_of(DType d) {
@@ -71,6 +72,8 @@ py::dtype numpy_dtype_of(DType d) {
       return py::dtype("int32");
     case kUInt8:
       return py::dtype("uint8");
+    case kInt8:
+      return py::dtype("int8");
     case kBool:
       return py::dtype("bool");
     default:
@@ -96,6 +99,8 @@ DLDataType dl_dtype(DType d) {
       return {kDLInt, 32, 1};
     case kUInt8:
       return {kDLUInt, 8, 1};
+    case kInt8:
+      return {kDLInt, 8, 1};
     case kBool:
       return {kDLBoolCode, 8, 1};
   }
@@ -111,6 +116,7 @@ DType from_dl_dtype(DLDataType t) {
   if (t.code == kDLInt && t.bits == 64) return kInt64;
   if (t.code == kDLInt && t.bits == 32) return kInt32;
   if (t.code == kDLUInt && t.bits == 8) return kUInt8;
+  if (t.code == kDLInt && t.bits == 8) return kInt8;
   if (t.code == kDLBoolCode && t.bits == 8) return kBool;
   throw TypeError("[from_dlpack] unsupported DLPack dtype (code " + std::to_string(t.code) +
                   ", bits " + std::to_string(t.bits) + ")");

@@ -267,6 +267,7 @@ void init_tensor(py::module_& m) {
       .def("long", [](const Tensor& t) { return t.to(kInt64); })
       .def("int", [](const Tensor& t) { return t.to(kInt32); })
       .def("byte", [](const Tensor& t) { return t.to(kUInt8); })
+      .def("char", [](const Tensor& t) { return t.to(kInt8); })
       .def("bool", [](const Tensor& t) { return t.to(kBool); })
       .def("contiguous", [](const Tensor& t, py::kwargs) { return t.contiguous(); })
       .def("clone", [](const Tensor& t, py::kwargs) { return t.clone(); })

@@ -22,7 +22,7 @@ struct PyDType {
 PyObject* g_dtypes[kNumDTypes];
 PyObject* g_size_class = nullptr;
 
-constexpr DType kAllDTypes[] = {kBool,    kUInt8,    kInt32,   kInt64,
+constexpr DType kAllDTypes[] = {kBool,    kUInt8,     kInt8,    kInt32,  kInt64,
                                 kFloat16, kBFloat16, kFloat32, kFloat64};
 
 std::string device_repr(const Device& d) {
@@ -38,6 +38,7 @@ std::optional<DType> dtype_from_numpy_name(const std::string& name) {
   if (name == "int64") return kInt64;
   if (name == "int32") return kInt32;
   if (name == "uint8") return kUInt8;
+  if (name == "int8") return kInt8;
   if (name == "bool") return kBool;
   return std::nullopt;
 }

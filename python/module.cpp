@@ -11,6 +11,7 @@ namespace wick::python {
 void init_nn_more(py::module_& m);
 void init_memory(py::module_& m);  // bind_memory.cpp: wick._C._memory, for wick.memory
 void init_jit(py::module_& m);     // bind_jit.cpp: wick._C._jit, for wick.jit and wick.compile
+void init_quantized(py::module_& m);  // bind_quantized.cpp: wick._C._quantized (int8)
 }  // namespace wick::python
 
 PYBIND11_MODULE(_C, m) {
@@ -40,6 +41,7 @@ PYBIND11_MODULE(_C, m) {
   init_attention(m);  // attention
   init_memory(m);
   init_jit(m);
+  init_quantized(m);
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

@@ -60,6 +60,8 @@ void bmm_kernel(const Tensor& a, const Tensor& b, Tensor& out) {
       return bmm_naive<int32_t>(a, b, out);
     case kUInt8:
       return bmm_naive<uint8_t>(a, b, out);
+    case kInt8:
+      return bmm_naive<int8_t>(a, b, out);
     case kBool:
       break;
   }

@@ -35,7 +35,7 @@ Taps valid_taps(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
 
 void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const Pool2dParams& p) {
   Planes s = planes(input, out);
-  visit_floating("max_pool2d", input.dtype(), [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* x = static_cast<const T*>(input.data_ptr());
@@ -79,7 +79,11 @@ void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const 
         }
       }
     });
-  });
+  };
+  // uint8: quantized activations. max commutes with the monotone map q -> scale (q - zero_point),
+  // so pooling the bytes is exact (core/ops/quantized.h); no gradient flows through them.
+  if (input.dtype() == kUInt8) return run(TypeTag<uint8_t>{});
+  visit_floating("max_pool2d", input.dtype(), run);
 }
 
 void max_pool2d_backward_kernel(const Tensor& grad_out, const Tensor& indices, Tensor& grad_input,

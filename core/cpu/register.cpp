@@ -19,6 +19,7 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_rnn_kernels(registry);  // rnn
   // attention
   cpu::register_attention_kernels(registry);
+  cpu::register_quantized_kernels(registry);  // quantized
 }
 
 }  // namespace wick

@@ -22,5 +22,7 @@ void register_scan_kernels(KernelRegistry& registry);
 void register_rnn_kernels(KernelRegistry& registry);
 // attention
 void register_attention_kernels(KernelRegistry& registry);
+// quantized: int8 inference (quantized_kernels.cpp)
+void register_quantized_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

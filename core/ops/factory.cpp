@@ -181,6 +181,7 @@ template Tensor tensor(const std::vector<double>&, const Shape&, const TensorOpt
 template Tensor tensor(const std::vector<int64_t>&, const Shape&, const TensorOptions&);
 template Tensor tensor(const std::vector<int32_t>&, const Shape&, const TensorOptions&);
 template Tensor tensor(const std::vector<uint8_t>&, const Shape&, const TensorOptions&);
+template Tensor tensor(const std::vector<int8_t>&, const Shape&, const TensorOptions&);
 
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& options) {
   return from_values(values.begin(), values.size(), Shape{static_cast<int64_t>(values.size())},

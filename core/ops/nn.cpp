@@ -11,12 +11,15 @@ namespace wick {
 
 namespace {
 
-// Accepts [N, C, H, W] or an unbatched [C, H, W] (returned with a batch dim of 1).
-Tensor as_batched(const char* op, const Tensor& input) {
+// Accepts [N, C, H, W] or an unbatched [C, H, W] (returned with a batch dim of 1). max_pool2d
+// also takes uint8, the quantized activations of int8 inference (core/ops/quantized.h).
+Tensor as_batched(const char* op, const Tensor& input, bool allow_uint8 = false) {
   detail::check_defined(op, input);
   check_value(input.dim() == 3 || input.dim() == 4, op,
               "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input; got shape ", input.shape());
-  check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());
+  check_type(input.is_floating_point() || (allow_uint8 && input.dtype() == kUInt8), op,
+             "expected a floating-point", allow_uint8 ? " or uint8" : "", " input; got ",
+             input.dtype());
   return input.dim() == 3 ? input.unsqueeze(0) : input;
 }
 
@@ -140,7 +143,7 @@ Tensor conv2d(const Tensor& input_in, const Tensor& weight_in, const Tensor& bia
 
 ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size, Pair2 stride,
                                       Pair2 padding, Pair2 dilation, bool ceil_mode) {
-  Tensor x = as_batched("max_pool2d", input);
+  Tensor x = as_batched("max_pool2d", input, /*allow_uint8=*/true);
   Pool2dParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
   check_window("max_pool2d", x, p);
   Shape shape = pooled_shape("max_pool2d", x, p);

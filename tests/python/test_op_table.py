@@ -112,6 +112,54 @@ def sdpa(m, q, k, v, is_causal=False):
     return m.softmax(scores, -1) @ v
 
 
+# quantized: the int8 ops against the float32 requantization they document (core/ops/quantized.h),
+# written with torch's own integer and float32 ops (PyTorch's quantized engine rounds its own way).
+QSCALE, QZP = 0.25, 128  # a power-of-two scale: x / scale is exact, so both sides round alike
+
+
+def quantize(m, x, dtype="uint8"):
+    if m is wick:
+        return _C._quantized.quantize_per_tensor(x.float(), QSCALE, QZP if dtype == "uint8" else 0,
+                                                 getattr(wick, dtype))
+    q = torch.quantize_per_tensor(x.float(), QSCALE, QZP if dtype == "uint8" else 0,
+                                  torch.quint8 if dtype == "uint8" else torch.qint8)
+    return q.int_repr()
+
+
+def dequantize(m, x):
+    if m is wick:
+        return _C._quantized.dequantize(quantize(m, x), QSCALE, QZP)
+    return torch.quantize_per_tensor(x.float(), QSCALE, QZP, torch.quint8).dequantize()
+
+
+def requantize_torch(acc, w_scale, bias, out_scale, out_zp, relu=False):
+    f32 = torch.float32
+    y = acc.to(f32) * (torch.tensor(QSCALE, dtype=f32) * w_scale) + bias
+    q = torch.round(y / torch.tensor(out_scale, dtype=f32)) + out_zp
+    return q.clamp(out_zp if relu else 0, 255).to(torch.uint8)
+
+
+def qlinear(m, x, w):
+    qx, qw = quantize(m, x), quantize(m, w, "int8")
+    w_scale = m.linspace(0.5, 1.0, w.shape[0]).float()
+    bias = m.linspace(-1.0, 1.0, w.shape[0]).float()
+    if m is wick:
+        return _C._quantized.linear(qx, qw, w_scale, bias, QSCALE, QZP, 1.5, 100, relu=True)
+    acc = (qx.long() - QZP) @ qw.long().T
+    return requantize_torch(acc, w_scale, bias, 1.5, 100, relu=True)
+
+
+def qconv2d(m, x, w):
+    qx, qw = quantize(m, x), quantize(m, w, "int8")
+    w_scale = m.linspace(0.5, 1.0, w.shape[0]).float()
+    bias = m.linspace(-1.0, 1.0, w.shape[0]).float()
+    if m is wick:
+        return _C._quantized.conv2d(qx, qw, w_scale, bias, 2, 1, 1, 2, QSCALE, QZP, 3.0, 20)
+    acc = torch.nn.functional.conv2d((qx.double() - QZP), qw.double(), None, 2, 1, 1, 2)
+    return requantize_torch(acc.round().long(), w_scale[:, None, None], bias[:, None, None], 3.0,
+                            20)
+
+
 KERNEL_SAMPLES = {
     "where": (lambda m, c, a, b: m.where(c > 0, a, b), [(4, 5), (4, 5), (4, 5)],
               [False, True, True]),
@@ -148,6 +196,11 @@ KERNEL_SAMPLES = {
                   [(3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,)], None),
     "gru_cell": (lambda m, x, h, wi, wh, bi, bh: m.gru_cell(x, h, wi, wh, bi, bh),
                  [(3, 4), (3, 5), (15, 4), (15, 5), (15,), (15,)], None),
+    "quantize_per_tensor": (lambda m, x: (quantize(m, x), quantize(m, x, "int8")), [(4, 5)],
+                            None),
+    "dequantize": (dequantize, [(4, 5)], None),
+    "quantized_linear": (qlinear, [(4, 5), (3, 5)], None),
+    "quantized_conv2d": (qconv2d, [(2, 4, 7, 6), (6, 2, 3, 3)], None),
     "scaled_dot_product_attention": (
         lambda m, q, k, v: (sdpa(m, q, k, v), sdpa(m, q, k, v, is_causal=True)),
         [(2, 5, 3), (2, 4, 3), (2, 4, 2)], None),
