@@ -298,7 +298,7 @@ TEST(QuantizedOps, BadInputsRaiseNamingTheOp) {
                std::invalid_argument);
   EXPECT_THROW(quantized_linear(x, w, ws, zeros({4}), p), std::invalid_argument);
   EXPECT_THROW(quantized_linear(x, w, ws, zeros({3}, kFloat64), p), TypeError);
-  expect_message([&] { quantized_linear(x, w, ws, Tensor(), p); }, "quantized_linear");
+  expect_message([&] { quantized_linear(x.to(kFloat32), w, ws, Tensor(), p); }, "quantized_linear");
   QuantizedParams bad = p;
   bad.input_scale = 0.0;
   EXPECT_THROW(quantized_linear(x, w, ws, Tensor(), bad), std::invalid_argument);
