@@ -104,7 +104,7 @@ void set_int8_backend(std::optional<Int8Backend> backend) {
   g_override.store(backend ? static_cast<int>(*backend) : -1);
 }
 
-Int8Backend int8_backend() {
+Int8Backend int8_backend(int64_t depth) {
   if (const char* env = std::getenv("WICK_INT8_GEMM"); env && *env) {
     Int8Backend b = int8_backend_from_name("WICK_INT8_GEMM", env);
     check_state(int8_backend_available(b), "WICK_INT8_GEMM", "the ", env,
@@ -112,7 +112,10 @@ Int8Backend int8_backend() {
     return b;
   }
   if (int forced = g_override.load(); forced >= 0) return static_cast<Int8Backend>(forced);
-  if (int8_backend_available(Int8Backend::kAmx)) return Int8Backend::kAmx;
+  // AMX consumes 64 k per step: a shallower product (the first layer of a CNN, K = 9) would be
+  // mostly zero padding, and VNNI's 4-deep steps do it faster.
+  const bool deep = depth >= 64;
+  if (deep && int8_backend_available(Int8Backend::kAmx)) return Int8Backend::kAmx;
   if (int8_backend_available(Int8Backend::kAvx512Vnni)) return Int8Backend::kAvx512Vnni;
   return Int8Backend::kPortable;
 }
@@ -142,15 +145,30 @@ PackedInt8Weight::PackedInt8Weight(int64_t rows, int64_t depth, const int8_t* w,
 
 void pack_int8_rows(int64_t cols, int64_t depth, const uint8_t* x, int64_t ldx,
                     int64_t padded_depth, uint8_t* dst) {
-  const int64_t panels = int8_panels(cols);
-  std::memset(dst, 0, panels * kInt8Panel * padded_depth);
-  for (int64_t c = 0; c < cols; ++c) {
-    uint8_t* panel = dst + (c / kInt8Panel) * kInt8Panel * padded_depth + (c % kInt8Panel) * 4;
-    const uint8_t* row = x + c * ldx;
-    int64_t k = 0;
-    for (; k + 4 <= depth; k += 4) std::memcpy(panel + k * kInt8Panel, row + k, 4);
-    for (; k < depth; ++k) panel[(k / 4) * 4 * kInt8Panel + k % 4] = row[k];
-  }
+  const int64_t panels = int8_panels(cols), groups = padded_depth / 4, full = depth / 4;
+  // Panel by panel (in parallel when there is enough to copy), writing each panel in order: group
+  // g takes 4 bytes from each of the 16 rows, which stay in L1 while the panel is written.
+  parallel_for(panels, std::max<int64_t>(1, kParallelGrain / (kInt8Panel * padded_depth)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t j = begin; j < end; ++j) {
+                   uint8_t* panel = dst + j * kInt8Panel * padded_depth;
+                   const int64_t c0 = j * kInt8Panel;
+                   const int64_t n = std::min<int64_t>(kInt8Panel, cols - c0);
+                   for (int64_t g = 0; g < groups; ++g) {
+                     uint8_t* group = panel + g * 4 * kInt8Panel;
+                     for (int64_t c = 0; c < kInt8Panel; ++c) {
+                       const uint8_t* row = c < n ? x + (c0 + c) * ldx + 4 * g : nullptr;
+                       if (c < n && g < full) {
+                         std::memcpy(group + 4 * c, row, 4);
+                       } else {
+                         for (int b = 0; b < 4; ++b) {
+                           group[4 * c + b] = c < n && 4 * g + b < depth ? row[b] : 0;
+                         }
+                       }
+                     }
+                   }
+                 }
+               });
 }
 
 void pack_int8_group(const uint8_t* const rows[4], int64_t cols, int64_t padded_depth, int64_t g,
@@ -232,9 +250,15 @@ void gemm_u8s8_requantize(const PackedInt8Weight& w, int64_t cols, const uint8_t
                           const Requantization& rq) {
   if (w.rows() == 0 || cols == 0) return;
   const Int8Block block{&w, packed_x, cols, out, out_row_stride, out_col_stride, &rq};
+  // A weight packed for AMX also suits VNNI (64 is a multiple of 4): if the tiles were refused
+  // (Note [AMX permission]), the vector kernel runs instead of faulting.
   auto kernel = gemm_int8_portable;
   if (w.backend() == Int8Backend::kAvx512Vnni) kernel = gemm_int8_vnni;
-  if (w.backend() == Int8Backend::kAmx) kernel = gemm_int8_amx;
+  if (w.backend() == Int8Backend::kAmx) {
+    kernel = amx_permitted()                                    ? gemm_int8_amx
+             : int8_backend_available(Int8Backend::kAvx512Vnni) ? gemm_int8_vnni
+                                                                : gemm_int8_portable;
+  }
   // Work items are 32 rows x 96 columns (a few micro-tiles of every backend), in row-major
   // order so a thread's items share weight rows; threads take contiguous ranges of items.
   constexpr int64_t kRowsPerItem = 32, kPanelsPerItem = 6;

@@ -54,10 +54,11 @@ enum class Int8Backend : uint8_t { kPortable, kAvx512Vnni, kAmx };
 const char* int8_backend_name(Int8Backend backend);  // "portable", "avx512_vnni", "amx"
 // Whether the processor and the operating system support it (AMX: the tile permission granted).
 bool int8_backend_available(Int8Backend backend);
-// The backend the next product uses: $WICK_INT8_GEMM (portable|avx512_vnni|amx, read on every
-// call) if set, else set_int8_backend's choice, else the fastest available one. A named backend
-// that is not available raises RuntimeError.
-Int8Backend int8_backend();
+// The backend the next product (of dot products `depth` long) uses: $WICK_INT8_GEMM
+// (portable|avx512_vnni|amx, read on every call) if set, else set_int8_backend's choice, else the
+// fastest available one for that depth (AMX from 64 on). A named backend that is not available
+// raises RuntimeError.
+Int8Backend int8_backend(int64_t depth = 1 << 20);
 void set_int8_backend(std::optional<Int8Backend> backend);  // nullopt: automatic
 Int8Backend int8_backend_from_name(const char* op, const std::string& name);
 

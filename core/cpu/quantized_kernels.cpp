@@ -83,7 +83,7 @@ uint8_t* column_buffer(size_t bytes) {
 void quantized_linear(const Tensor& input, const Tensor& weight, const Tensor& weight_scale,
                       const Tensor& bias, Tensor& out, const QuantizedParams& p) {
   const int64_t rows = input.size(0), depth = input.size(1), out_features = weight.size(0);
-  const Int8Backend backend = int8_backend();
+  const Int8Backend backend = int8_backend(depth);
   PackedInt8Weight w(out_features, depth, static_cast<const int8_t*>(weight.data_ptr()), depth,
                      backend);
   std::vector<float> m = multipliers(weight_scale, p.input_scale);
@@ -93,6 +93,24 @@ void quantized_linear(const Tensor& input, const Tensor& weight, const Tensor& w
                  w.padded_depth(), packed);
   // C[o, c] is out[c, o]: a row of C is a column of the output.
   gemm_u8s8_requantize(w, rows, packed, static_cast<uint8_t*>(out.data_ptr()), 1, out_features, rq);
+}
+
+// Copies a short run of bytes (an output row: 24 for the MNIST CNN) with fixed-size moves; a
+// call to memcpy per run cost more than the copy.
+inline void copy_short(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n >= 16) {
+    for (int64_t i = 0; i + 16 <= n; i += 16) std::memcpy(dst + i, src + i, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);  // the tail, overlapping what was copied
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+inline void fill_short(uint8_t* dst, uint8_t value, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
 }
 
 // Writes one image's im2col matrix of one group straight into the GEMM's packed column layout:
@@ -122,17 +140,17 @@ struct Im2col {
       uint8_t* out = row + oy * out_w;
       const int64_t iy = oy * conv->stride[0] - conv->padding[0] + i * conv->dilation[0];
       if (iy < 0 || iy >= height) {
-        std::memset(out, zero_point, out_w);
+        fill_short(out, zero_point, out_w);
         continue;
       }
       const uint8_t* src = plane + iy * width + x0;
-      std::memset(out, zero_point, lo);
+      fill_short(out, zero_point, lo);
       if (sw == 1) {
-        std::memcpy(out + lo, src + lo, hi - lo);
+        copy_short(out + lo, src + lo, hi - lo);
       } else {
         for (int64_t ox = lo; ox < hi; ++ox) out[ox] = src[ox * sw];
       }
-      std::memset(out + hi, zero_point, out_w - hi);
+      fill_short(out + hi, zero_point, out_w - hi);
     }
   }
 
@@ -165,7 +183,7 @@ void quantized_conv2d(const Tensor& input, const Tensor& weight, const Tensor& w
   const int64_t out_h = out.size(2), out_w = out.size(3), pixels = out_h * out_w;
   const int64_t groups = conv.groups, group_in = channels / groups,
                 group_out = out_channels / groups, depth = group_in * kh * kw;
-  const Int8Backend backend = int8_backend();
+  const Int8Backend backend = int8_backend(depth);
   const int8_t* wdata = static_cast<const int8_t*>(weight.data_ptr());
   std::vector<PackedInt8Weight> packed_weights;
   for (int64_t g = 0; g < groups; ++g) {
