@@ -154,7 +154,32 @@ void pack_int8_rows(int64_t cols, int64_t depth, const uint8_t* x, int64_t ldx,
                    uint8_t* panel = dst + j * kInt8Panel * padded_depth;
                    const int64_t c0 = j * kInt8Panel;
                    const int64_t n = std::min<int64_t>(kInt8Panel, cols - c0);
-                   for (int64_t g = 0; g < groups; ++g) {
+                   int64_t g = 0;
+#if defined(__SSE2__)
+                   // Whole panels: 4 x 4 transposes of 32-bit words (4 rows, 4 groups).
+                   for (; n == kInt8Panel && g + 4 <= full; g += 4) {
+                     for (int64_t c = 0; c < kInt8Panel; c += 4) {
+                       auto load = [&](int64_t r) {
+                         return _mm_loadu_si128(
+                             reinterpret_cast<const __m128i*>(x + (c0 + c + r) * ldx + 4 * g));
+                       };
+                       const __m128i a = load(0), b = load(1), cc = load(2), d = load(3);
+                       const __m128i ab_lo = _mm_unpacklo_epi32(a, b);
+                       const __m128i cd_lo = _mm_unpacklo_epi32(cc, d);
+                       const __m128i ab_hi = _mm_unpackhi_epi32(a, b);
+                       const __m128i cd_hi = _mm_unpackhi_epi32(cc, d);
+                       const __m128i words[4] = {
+                           _mm_unpacklo_epi64(ab_lo, cd_lo), _mm_unpackhi_epi64(ab_lo, cd_lo),
+                           _mm_unpacklo_epi64(ab_hi, cd_hi), _mm_unpackhi_epi64(ab_hi, cd_hi)};
+                       for (int i = 0; i < 4; ++i) {
+                         _mm_storeu_si128(
+                             reinterpret_cast<__m128i*>(panel + (g + i) * 4 * kInt8Panel + 4 * c),
+                             words[i]);
+                       }
+                     }
+                   }
+#endif
+                   for (; g < groups; ++g) {
                      uint8_t* group = panel + g * 4 * kInt8Panel;
                      for (int64_t c = 0; c < kInt8Panel; ++c) {
                        const uint8_t* row = c < n ? x + (c0 + c) * ldx + 4 * g : nullptr;
