@@ -12,8 +12,8 @@
 // tile times u8 B tile) / tdpbusd. Activations after ReLU are non-negative and an asymmetric
 // uint8 range with a zero point uses all 256 levels; weights are roughly symmetric around 0, so
 // int8 with zero point 0 fits them. Products accumulate in 32 bits directly, so the old
-// vpmaddubsw route's int16 saturation cannot occur: |x w| <= 255 * 128 and K up to 2^16 stays far
-// from 2^31.
+// vpmaddubsw route's int16 saturation cannot occur: |x w| <= 255 * 128, and the front functions
+// allow K up to 32768, which keeps the sum and the zero-point correction below 2^31.
 //
 // The zero point. acc[o, c] = sum_k (X[c, k] - zx) W[o, k] = sum_k X W - zx * rowsum[o], with
 // rowsum[o] = sum_k W[o, k] computed once when the weight is packed; so the inner loop multiplies
@@ -31,9 +31,15 @@
 // Tiles. VNNI keeps 8 rows x 48 columns (24 zmm accumulators of 16 int32, 3 column vectors and a
 // broadcast: 28 of 32 registers); each k-group costs 3 loads, 8 broadcasts and 24 vpdpbusd.
 // AMX keeps 2 x 2 tiles of 16 x 16 int32 (tmm0-3), loads two weight tiles (16 x 64 bytes) and two
-// column tiles (16 x 64 bytes) per 64-deep step: 4 tdpbsud = 64 K multiply-adds per step. AMX
+// column tiles (16 x 64 bytes) per 64-deep step: 4 tdpbsud = 65,536 multiply-adds per step. AMX
 // needs the kernel's permission (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)) and is used
-// only when it is granted.
+// only when it is granted, and (unless forced) only for dot products at least 64 deep: a CNN's
+// first layer (K = 9) would be 86% zero padding in a 64-deep step, and runs on VNNI.
+//
+// Where the time goes. With AMX the products are cheap (16 x 16 x 64 multiply-adds per
+// instruction) and the epilogue - a float32 division per output among a dozen vector operations -
+// costs as much as the arithmetic at the MNIST CNN's conv2 (K = 288), so the int8 GEMM is
+// epilogue- and packing-bound there; at K = 1024 and more it runs at 4-5x the fp32 GEMM.
 //
 // Fused requantization. The int32 tile never goes to memory (AMX stores its 1 KiB tile to an L1
 // buffer, which the epilogue reads at once): each accumulator is corrected by the zero point,
