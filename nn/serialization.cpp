@@ -52,9 +52,8 @@ struct DTypeName {
   DType dtype;
 };
 constexpr DTypeName kDTypeNames[] = {
-    {"F64", kFloat64}, {"F32", kFloat32}, {"F16", kFloat16}, {"BF16", kBFloat16},
-    {"I64", kInt64},   {"I32", kInt32},   {"U8", kUInt8},    {"I8", kInt8},
-    {"BOOL", kBool},
+    {"F64", kFloat64}, {"F32", kFloat32}, {"F16", kFloat16}, {"BF16", kBFloat16}, {"I64", kInt64},
+    {"I32", kInt32},   {"U8", kUInt8},    {"I8", kInt8},     {"BOOL", kBool},
 };
 
 const char* safetensors_dtype_name(DType dtype) {

@@ -22,7 +22,7 @@ struct PyDType {
 PyObject* g_dtypes[kNumDTypes];
 PyObject* g_size_class = nullptr;
 
-constexpr DType kAllDTypes[] = {kBool,    kUInt8,     kInt8,    kInt32,  kInt64,
+constexpr DType kAllDTypes[] = {kBool,    kUInt8,    kInt8,    kInt32,  kInt64,
                                 kFloat16, kBFloat16, kFloat32, kFloat64};
 
 std::string device_repr(const Device& d) {

@@ -9,8 +9,8 @@
 // into _C._nn).
 namespace wick::python {
 void init_nn_more(py::module_& m);
-void init_memory(py::module_& m);  // bind_memory.cpp: wick._C._memory, for wick.memory
-void init_jit(py::module_& m);     // bind_jit.cpp: wick._C._jit, for wick.jit and wick.compile
+void init_memory(py::module_& m);     // bind_memory.cpp: wick._C._memory, for wick.memory
+void init_jit(py::module_& m);        // bind_jit.cpp: wick._C._jit, for wick.jit and wick.compile
 void init_quantized(py::module_& m);  // bind_quantized.cpp: wick._C._quantized (int8)
 }  // namespace wick::python
 
