@@ -205,7 +205,8 @@ void pack_int8_group(const uint8_t* const rows[4], int64_t cols, int64_t padded_
   // Two rounds of byte and 16-bit interleaves zip 4 rows of 16 bytes into 16 groups of 4.
   for (; j < full; ++j) {
     auto load = [&](int b) {
-      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[b] + j * kInt8Panel));
+      return rows[b] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[b] + j * kInt8Panel))
+                     : _mm_setzero_si128();
     };
     const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
     const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
@@ -221,19 +222,18 @@ void pack_int8_group(const uint8_t* const rows[4], int64_t cols, int64_t padded_
     uint8_t* out = group + j * panel_bytes;
     for (int64_t c = 0; c < kInt8Panel; ++c) {
       const int64_t col = j * kInt8Panel + c;
-      for (int b = 0; b < 4; ++b) out[c * 4 + b] = col < cols ? rows[b][col] : 0;
+      for (int b = 0; b < 4; ++b) out[c * 4 + b] = col < cols && rows[b] ? rows[b][col] : 0;
     }
   }
 }
 
 void pack_int8_depth_major(int64_t cols, int64_t depth, const uint8_t* x, int64_t ldx,
                            int64_t padded_depth, uint8_t* dst) {
-  const std::vector<uint8_t> zeros(cols, 0);
   for (int64_t g = 0; g < padded_depth / 4; ++g) {
     const uint8_t* rows[4];
     for (int b = 0; b < 4; ++b) {
       const int64_t k = 4 * g + b;
-      rows[b] = k < depth ? x + k * ldx : zeros.data();
+      rows[b] = k < depth ? x + k * ldx : nullptr;  // depth padding: zeros
     }
     pack_int8_group(rows, cols, padded_depth, g, dst);
   }

@@ -115,8 +115,9 @@ void pack_int8_rows(int64_t cols, int64_t depth, const uint8_t* x, int64_t ldx,
 // convolution's input image).
 void pack_int8_depth_major(int64_t cols, int64_t depth, const uint8_t* x, int64_t ldx,
                            int64_t padded_depth, uint8_t* dst);
-// One group of 4 k of every panel (bytes 4g..4g+3 of each column) from 4 rows of `cols` bytes;
-// what pack_int8_depth_major does for each g, for callers that build the rows on the fly.
+// One group of 4 k of every panel (bytes 4g..4g+3 of each column) from 4 rows of `cols` bytes
+// (nullptr: a row of zeros); what pack_int8_depth_major does for each g, for callers that build
+// the rows on the fly.
 void pack_int8_group(const uint8_t* const rows[4], int64_t cols, int64_t padded_depth, int64_t g,
                      uint8_t* dst);
 

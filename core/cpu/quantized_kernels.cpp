@@ -155,19 +155,25 @@ struct Im2col {
   }
 
   // `scratch` holds 4 x pixels() bytes.
+  // A 1x1 convolution with stride 1 and no padding reads the image itself: its row k is channel
+  // k's plane, so no im2col row is built.
+  bool image_is_the_matrix() const {
+    return kh == 1 && kw == 1 && conv->stride[0] == 1 && conv->stride[1] == 1 &&
+           conv->padding[0] == 0 && conv->padding[1] == 0;
+  }
+
   void pack(const uint8_t* image, int64_t padded_depth, uint8_t* scratch, uint8_t* dst) const {
     const int64_t n = pixels();
+    if (image_is_the_matrix()) {
+      return pack_int8_depth_major(n, depth(), image, height * width, padded_depth, dst);
+    }
     for (int64_t g = 0; g < padded_depth / 4; ++g) {
       const uint8_t* rows[4];
       for (int b = 0; b < 4; ++b) {
         uint8_t* row = scratch + b * n;
         const int64_t k = 4 * g + b;
-        if (k < depth()) {
-          fill_row(image, k, row);
-        } else {
-          std::memset(row, 0, n);  // depth padding: multiplied by zero weights
-        }
-        rows[b] = row;
+        if (k < depth()) fill_row(image, k, row);
+        rows[b] = k < depth() ? row : nullptr;  // depth padding: zeros
       }
       pack_int8_group(rows, n, padded_depth, g, dst);
     }
