@@ -137,8 +137,10 @@ TEST(Int8Gemm, EveryBackendMatchesTheNaiveProductExactly) {
   struct Case {
     int64_t m, n, k;
   };
-  const Case cases[] = {{1, 1, 1},    {1, 10, 7},  {3, 5, 1},   {17, 33, 65},   {64, 10, 128},
-                        {50, 9, 300}, {2, 70, 63}, {97, 40, 5}, {130, 48, 129}, {33, 17, 1000}};
+  const Case cases[] = {{1, 1, 1},      {1, 10, 7},     {3, 5, 1},      {17, 33, 65},
+                        {64, 10, 128},  {50, 9, 300},   {2, 70, 63},    {97, 40, 5},
+                        {130, 48, 129}, {33, 17, 1000}, {64, 128, 4100}};  // fc1-like: many AMX
+                                                                           // steps, a partial one
   for (Int8Backend backend : available_backends()) {
     ForceBackend force(backend);
     for (const Case& c : cases) {
@@ -171,7 +173,9 @@ TEST(Int8Gemm, EveryBackendMatchesTheNaiveProductExactly) {
             ASSERT_EQ(int(got[i * c.n + o]), int(want)) << "at [" << i << ", " << o << "]";
           }
         }
-        EXPECT_GT(spread, 0) << "every output saturated: the case tests nothing";
+        if (c.m * c.n >= 16) {  // one output may saturate by chance; a whole block must not
+          EXPECT_GT(spread, 0) << "every output saturated: the case tests nothing";
+        }
       }
     }
   }
