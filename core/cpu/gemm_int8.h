@@ -28,8 +28,9 @@
 //           4 k, the 4 bytes of each of the 16 columns. That is one VNNI vector (16 int32 lanes
 //           of 4 bytes) and exactly AMX's B-tile layout (16 rows of 64 bytes, "VNNI-packed").
 //
-// Tiles. VNNI keeps 8 rows x 48 columns (24 zmm accumulators of 16 int32, 3 column vectors and a
-// broadcast: 28 of 32 registers); each k-group costs 3 loads, 8 broadcasts and 24 vpdpbusd.
+// Tiles. VNNI keeps 8 rows x 32 columns (16 zmm accumulators of 16 int32, 2 column vectors and a
+// broadcast); each k-group costs 2 loads, 8 broadcasts and 16 vpdpbusd. (24 accumulators would
+// load less per product, but GCC 12 spilled them: gemm_int8_vnni.cpp.)
 // AMX keeps 2 x 2 tiles of 16 x 16 int32 (tmm0-3), loads two weight tiles (16 x 64 bytes) and two
 // column tiles (16 x 64 bytes) per 64-deep step: 4 tdpbsud = 65,536 multiply-adds per step. AMX
 // needs the kernel's permission (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)) and is used

@@ -1,5 +1,5 @@
-// The AVX-512 VNNI int8 kernel (Note [int8 GEMM] in gemm_int8.h): an 8-row x 48-column tile of
-// int32 accumulators in 24 zmm registers, vpdpbusd for the products, and the requantization
+// The AVX-512 VNNI int8 kernel (Note [int8 GEMM] in gemm_int8.h): an 8-row x 32-column tile of
+// int32 accumulators in 16 zmm registers, vpdpbusd for the products, and the requantization
 // epilogue, shared with the AMX kernel, that turns a row of 16 accumulators into 16 bytes.
 //
 // The functions carry target attributes, so this file compiles for any x86-64 and its code runs
@@ -17,7 +17,10 @@ namespace wick::cpu {
 namespace {
 
 constexpr int MR = 8;  // weight rows per tile
-constexpr int kMaxPanels = 3;
+// Two panels, not three: with 24 accumulators GCC 12 kept some of them on the stack inside the k
+// loop (it compiles _mm512_dpbusd_epi32 as a copy of the accumulator, the instruction and a copy
+// back, and ran out of registers for the copies); 16 stay in registers.
+constexpr int kMaxPanels = 2;
 
 // Rows [o, o + MR) x panels [j, j + NV): acc[i][v] = sum_k W[o + i, k] X[16 (j + v) + lane, k].
 template <int NV>
@@ -55,9 +58,7 @@ void gemm_int8_vnni(const Int8Block& b, int64_t o0, int64_t o1, int64_t j0, int6
   for (int64_t j = j0; j < j1; j += kMaxPanels) {
     const int64_t nv = std::min<int64_t>(kMaxPanels, j1 - j);
     for (int64_t o = o0; o < o1; o += MR) {
-      if (nv == 3) {
-        tile<3>(b, o, o1, j);
-      } else if (nv == 2) {
+      if (nv == 2) {
         tile<2>(b, o, o1, j);
       } else {
         tile<1>(b, o, o1, j);
