@@ -14,7 +14,6 @@ weights."""
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
