@@ -184,7 +184,7 @@ class ImportedModel:
         self._outputs = outputs
         self._label = label
         for a in initializers.values():
-            a.wick = ops.to_wick(np.asarray(a)) if a.dtype.kind == "f" else None
+            a.tensor = ops.to_wick(np.asarray(a)) if a.dtype.kind == "f" else None
         # The initializers are captured as constants, not parameters; freeze=True turns on the
         # inference passes that need constants (conv + batch-norm folding).
         self._compiled = wick.compile(self._run, freeze=True) if compile else None
@@ -222,7 +222,10 @@ class ImportedModel:
         tensors, symbols = [], {}
         for arg, (name, elem, dims) in zip(args, self._inputs):
             if isinstance(arg, np.ndarray):
-                arg = wick.from_numpy(np.ascontiguousarray(arg))
+                try:
+                    arg = wick.from_numpy(np.ascontiguousarray(arg))
+                except TypeError as e:
+                    raise TypeError(f"wick.onnx: input '{name}': {e}") from e
             if not isinstance(arg, wick.Tensor):
                 raise TypeError(f"wick.onnx: input '{name}' must be a wick Tensor or a NumPy "
                                 f"array; got {type(arg).__name__}")

@@ -47,17 +47,17 @@ class Initializer(np.ndarray):
     """An initializer's array with its wick tensor, converted once at load time so that every
     call, and every trace, reads the same tensor. NumPy results computed from it are plain."""
 
-    wick = None
+    tensor = None
 
     def __array_finalize__(self, obj):
-        self.wick = None
+        self.tensor = None
 
 
 def to_wick(v):
     if v is None or isinstance(v, wick.Tensor):
         return v
-    if getattr(v, "wick", None) is not None:
-        return v.wick
+    if getattr(v, "tensor", None) is not None:  # an Initializer, converted at load time
+        return v.tensor
     if v.dtype.type not in _FROM_NUMPY:
         v = v.astype(np.int32 if v.dtype.kind in "iu" and v.itemsize < 4 else np.int64)
     return wick.from_numpy(np.ascontiguousarray(v).copy())
