@@ -14,6 +14,8 @@ const char* dtype_short(DType t) {
       return "b8";
     case DType::UInt8:
       return "u8";
+    case DType::Int8:
+      return "i8";
     case DType::Int32:
       return "i32";
     case DType::Int64:
