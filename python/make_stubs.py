@@ -10,16 +10,13 @@ import inspect
 import os
 import re
 import sys
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # pybind11's names for types, as Python annotations.
 REPLACE = [
-    (r"\bwick\._C\._nn\.", ""), (r"\bwick\._C\._optim\.", ""), (r"\bwick\._C\._data\.", ""),
-    (r"\bwick\._C\._amp\.", ""), (r"\bwick\._C\._distributed\.", ""), (r"\bwick\._C\._cuda\.", ""),
-    (r"\bwick\._C\._attention\.", ""),  # attention
-    (r"\bwick\._C\._memory\.", ""),
-    (r"\bwick\._C\._jit\.", ""),  # static graphs
+    (r"\bwick\._C\._[a-z]\w*\.", ""),  # submodules: wick._C._nn, _jit, _quantized, ...
     (r"\bwick\._C\.", ""), (r"\bpybind11_builtins\.", ""),
     (r"\bhandle\b", "Any"), (r"\bobject\b", "Any"), (r"\bfunction\b", "Callable[..., Any]"),
     (r"\bnumpy\.ndarray\[[^\]]*\]", "numpy.ndarray"), (r"\bcapsule\b", "Any"),
@@ -113,8 +110,9 @@ def main():
            "", "from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, overload",
            "", "import numpy", ""]
     emit_module(_C, "", out)
-    for sub in ("_nn", "_optim", "_data", "_amp", "_distributed", "_cuda", "_attention", "_memory",
-                "_jit"):
+    submodules = [n for n in dir(_C) if n.startswith("_") and not n.startswith("__")
+                  and isinstance(getattr(_C, n), types.ModuleType)]
+    for sub in submodules:
         out += ["", f"class {sub}:", f'    """wick._C.{sub}"""']
         body = []
         emit_module(getattr(_C, sub), "    ", body, static=True)

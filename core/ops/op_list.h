@@ -199,7 +199,7 @@
     "grad_output, query, key, value, attn_mask, output, logsumexp",                               \
     "scale: float, is_causal: bool",                                                              \
     Floating, Keep, "", "")                                                                       \
-  /* quantized: int8 inference on the CPU (core/ops/quantized.h, Note [int8 GEMM]) */             \
+  /* quantized: int8 inference (Note [int8 GEMM]); export as QDQ around Gemm / Conv          */   \
   X(quantize_per_tensor, QuantizeKernel, "input", "scale: float, zero_point: int",                \
     Any,      Keep, "", "QuantizeLinear")                                                         \
   X(dequantize,   QuantizeKernel,  "input", "scale: float, zero_point: int",                      \
@@ -207,11 +207,11 @@
   X(quantized_linear, QuantizedLinearKernel, "input, weight, weight_scale, bias",                 \
     "input_scale: float, input_zero_point: int, output_scale: float, output_zero_point: int, "    \
     "relu: bool",                                                                                 \
-    Same,     Keep, "", "")                                                                       \
+    Same,     Keep, "", "Gemm")                                                                   \
   X(quantized_conv2d, QuantizedConv2dKernel, "input, weight, weight_scale, bias",                 \
     "stride: int[2], padding: int[2], dilation: int[2], groups: int, input_scale: float, "        \
     "input_zero_point: int, output_scale: float, output_zero_point: int, relu: bool",             \
-    Same,     Keep, "", "")
+    Same,     Keep, "", "Conv")
 // clang-format on
 
 // Helpers for expanding a row only when a column has a given value.
