@@ -6,37 +6,11 @@ over 10 batches and converted, the int8 model's accuracy on the 2,000 held-out d
 import pytest
 
 import wick
-import wick.nn as nn
 import wick.nn.functional as F
 import wick.nn.quantized as nnq
 import wick.quantization as wq
+from wick.models import QuantizableMNISTNet
 from wick.utils.data import DataLoader, TensorDataset
-
-
-class QuantizableCNN(nn.Module):
-    """train_mnist.py's CNN with its functional relu, max-pool and flatten as modules, and
-    QuantStub/DeQuantStub at the ends - what eager-mode quantization needs (as in PyTorch). Its
-    parameter names are the CNN's, so the CNN's state_dict loads into it."""
-
-    def __init__(self):
-        super().__init__()
-        self.quant = wq.QuantStub()
-        self.conv1 = nn.Conv2d(1, 32, 3)
-        self.relu1 = nn.ReLU()
-        self.conv2 = nn.Conv2d(32, 64, 3)
-        self.relu2 = nn.ReLU()
-        self.pool = nn.MaxPool2d(2)
-        self.dropout = nn.Dropout(0.25)
-        self.flatten = nn.Flatten()
-        self.fc1 = nn.Linear(9216, 128)
-        self.relu3 = nn.ReLU()
-        self.fc2 = nn.Linear(128, 10)
-        self.dequant = wq.DeQuantStub()
-
-    def forward(self, x):
-        x = self.relu2(self.conv2(self.relu1(self.conv1(self.quant(x)))))
-        x = self.flatten(self.dropout(self.pool(x)))
-        return self.dequant(self.fc2(self.relu3(self.fc1(x))))
 
 
 def _digits(train):
@@ -59,7 +33,7 @@ def trained():
     wick.manual_seed(0)
     x_train, y_train = _digits(True)
     x_test, y_test = _digits(False)
-    model = QuantizableCNN()
+    model = QuantizableMNISTNet()
     optimizer = wick.optim.Adam(model.parameters(), lr=1e-3)
     order = wick.randperm(x_train.shape[0])[:2560]
     for i in range(0, order.shape[0], 32):

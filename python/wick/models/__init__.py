@@ -12,3 +12,4 @@ from wick.models.resnet import (  # noqa: F401
     resnet50,
     resnet56,
 )
+from wick.models.mnist import QuantizableMNISTNet  # noqa: F401

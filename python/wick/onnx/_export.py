@@ -27,6 +27,7 @@ from onnx import helper, numpy_helper
 import wick
 
 from . import _export_ops as ops
+from . import _export_qdq as qdq
 
 OPSET = 17
 
@@ -205,6 +206,17 @@ class _Writer:
     def param_tensor(self, name):
         return self.params[name].detach().contiguous().numpy()
 
+    def array(self, vid):
+        """The values of a weight (a parameter or a folded constant), for exports that rewrite
+        them (Note [QDQ export])."""
+        v = self.values[vid]
+        if v["kind"] == "param":
+            return self.param_tensor(v["name"])
+        if v["kind"] == "constant":
+            return v["constant"].detach().contiguous().numpy()
+        raise ValueError(f"wick.onnx.export: %{vid} is computed inside the graph; a quantized "
+                         "layer's weight_scale and bias must be fixed tensors")
+
     def constant(self, array, name=None):
         name = name or f"const_{len(self.initializers)}_{len(self.onnx_nodes)}"
         self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
@@ -281,6 +293,8 @@ class _Writer:
             same = self.values[node["params"][0]]["dtype"] == dtype
             self.emit("Identity" if same else "Cast", ins[:1], outs,
                       **({} if same else {"to": ops.DTYPES[dtype]}))
+        elif op in qdq.OPS:
+            qdq.translate(self, op, attrs, node, ins, outs)
         elif op == "fill":
             value = np.array(attrs["value"], _np_dtype(out["dtype"]))
             there = self.twin_values[out["id"]]["shape"] if self.twin_values else out["shape"]
