@@ -2,7 +2,9 @@
 
 Note [ONNX import]
 The file is parsed by the onnx package (its protobuf classes) and checked by onnx.checker, so a
-corrupt or malformed file is a ValueError naming the file before wick looks at it. Then
+corrupt or malformed file is a ValueError naming the file before wick looks at it. Tensors kept
+in external data are read from the .onnx file's folder, so they need a path; bytes, a file object
+or a ModelProto that still refers to external data are refused (NotImplementedError). Then
 everything wick cannot run is refused at load time, not halfway through a call: an operator
 outside OPS (NotImplementedError listing the supported ones), an opset outside
 OPSET_RANGE, an attribute value a translation does not handle (ValueError naming the node and
@@ -80,24 +82,64 @@ def _attributes(proto, name):
 
 
 def _parse(f):
-    """The ModelProto in f (a path, bytes, a file object or a ModelProto) and a label for it."""
+    """The ModelProto in f (a path, bytes, a file object or a ModelProto), a label for it, and
+    its path (None when f is not one)."""
+    path = None
     if isinstance(f, onnx.ModelProto):
-        return f, "the ModelProto"
-    if isinstance(f, (bytes, bytearray, memoryview)):
-        data, label = bytes(f), f"the {len(f)} bytes given"
-    elif isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as file:  # FileNotFoundError as Python raises it
-            data, label = file.read(), f"'{os.fspath(f)}'"
-    elif hasattr(f, "read"):
-        data, label = f.read(), "the file object"
+        model, label = f, "the ModelProto"
     else:
-        raise TypeError("wick.onnx.load: expected a path, bytes, a file object or an "
-                        f"onnx.ModelProto; got {type(f).__name__}")
-    try:
-        return onnx.load_from_string(data), label
-    except Exception as e:  # protobuf's DecodeError and whatever a truncated message raises
-        raise ValueError(f"wick.onnx.load: {label} is not an ONNX model; protobuf could not "
-                         f"decode it ({type(e).__name__}: {e})") from e
+        if isinstance(f, (bytes, bytearray, memoryview)):
+            data, label = bytes(f), f"the {len(f)} bytes given"
+        elif isinstance(f, (str, os.PathLike)):
+            path = os.fspath(f)
+            with open(path, "rb") as file:  # FileNotFoundError as Python raises it
+                data, label = file.read(), f"'{path}'"
+        elif hasattr(f, "read"):
+            data, label = f.read(), "the file object"
+        else:
+            raise TypeError("wick.onnx.load: expected a path, bytes, a file object or an "
+                            f"onnx.ModelProto; got {type(f).__name__}")
+        try:
+            model = onnx.load_from_string(data)
+        except Exception as e:  # protobuf's DecodeError and whatever a truncated message raises
+            raise ValueError(f"wick.onnx.load: {label} is not an ONNX model; protobuf could not "
+                             f"decode it ({type(e).__name__}: {e})") from e
+    external = _external_files(model.graph) if path is None else None
+    if external:  # locations are relative to the .onnx file's folder, which only a path gives
+        raise NotImplementedError(f"wick.onnx.load: {label} keeps tensors in external data "
+                                  f"({', '.join(external)}); external data needs a path: pass "
+                                  "the .onnx file's path")
+    return model, label, path
+
+
+def _external_files(graph):
+    """The locations of the tensors in graph (and its subgraphs) stored outside the model."""
+    files = set()
+    tensors = list(graph.initializer)
+    for node in graph.node:
+        for a in node.attribute:
+            tensors += ([a.t] if a.HasField("t") else []) + list(a.tensors)
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                files |= _external_files(g)
+    for t in tensors:
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            files.add(next((e.value for e in t.external_data if e.key == "location"), "?"))
+    return sorted(files)
+
+
+def _check(model, label, path):
+    """onnx.checker on the model, then its external data read from the file's folder."""
+    try:  # given the path, the checker also checks the external data files' locations
+        onnx.checker.check_model(model if path is None else path)
+    except Exception as e:
+        reason = str(e).strip() or f"{type(e).__name__} (the checker gave no reason)"
+        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: {reason}") from e
+    if path is not None and _external_files(model.graph):
+        try:  # what onnx.load(path) does, on the bytes already read and decoded
+            onnx.load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
+        except Exception as e:
+            raise ValueError(f"wick.onnx.load: {label}: its external data could not be read "
+                             f"({type(e).__name__}: {e})") from e
 
 
 def _opset(model, label):
@@ -135,14 +177,11 @@ def load(f, compile=True):
     onnx.ModelProto) as an ImportedModel, callable on wick Tensors or NumPy arrays.
 
     Raises ValueError for a file that is not a valid ONNX model, NotImplementedError for an
-    operator, opset or dtype wick does not run. compile=False runs the graph eagerly, op by op,
-    instead of tracing it into wick's executor (Note [ONNX import])."""
-    model, label = _parse(f)
-    try:
-        onnx.checker.check_model(model)
-    except Exception as e:
-        reason = str(e).strip() or f"{type(e).__name__} (the checker gave no reason)"
-        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: {reason}") from e
+    operator, opset or dtype wick does not run, or for external data given without a path.
+    compile=False runs the graph eagerly, op by op, instead of tracing it into wick's executor
+    (Note [ONNX import])."""
+    model, label, path = _parse(f)
+    _check(model, label, path)
     opset = _opset(model, label)
     graph = model.graph
     if graph.sparse_initializer:
@@ -165,6 +204,15 @@ def load(f, compile=True):
             CHECKS[node.op](node)
         nodes.append(node)
     return ImportedModel(nodes, initializers, inputs, outputs, compile, label)
+
+
+def _error_kind(e):
+    """The type a node's failure is raised as: the kinds callers tell apart keep their type (an
+    index out of range is IndexError, as in PyTorch); any other failure is a bad value."""
+    if isinstance(e, (wick.OutOfMemoryError, MemoryError)):  # NumPy's MemoryError too: one type
+        return wick.OutOfMemoryError
+    return next((k for k in (TypeError, NotImplementedError, IndexError) if isinstance(e, k)),
+                ValueError)
 
 
 class ImportedModel:
@@ -209,11 +257,21 @@ class ImportedModel:
         return None if self._compiled is None else self._compiled.log
 
     def __call__(self, *args):
+        """Raises wick.OutOfMemoryError (a RuntimeError) when memory runs out, whether in a node,
+        in NumPy's constant folding or in the compiled graph's replay and memory plan."""
         tensors = self._check_inputs(args)
         with wick.no_grad():
             if self._compiled is None:
                 return self._run(*tensors)
-            return self._compiled(*tensors)
+            try:
+                return self._compiled(*tensors)
+            except (wick.OutOfMemoryError, MemoryError) as e:
+                if str(e).startswith("wick.onnx"):  # a node's, raised while tracing
+                    raise
+                # The replay and its memory plan run outside the interpreter's node loop.
+                raise wick.OutOfMemoryError(
+                    f"wick.onnx: {self._label} ran out of memory running its compiled graph on "
+                    f"inputs {[list(t.shape) for t in tensors]}: {type(e).__name__}: {e}") from e
 
     def _check_inputs(self, args):
         if len(args) != len(self._inputs):
@@ -263,11 +321,9 @@ class ImportedModel:
             except Exception as e:
                 if str(e).startswith("wick.onnx"):
                     raise
-                kind = (TypeError if isinstance(e, TypeError) else
-                        NotImplementedError if isinstance(e, NotImplementedError) else ValueError)
-                raise kind(f"wick.onnx: node '{node.name}' ({node.op}) failed on inputs "
-                           f"{[list(v.shape) if v is not None else None for v in ins]}: "
-                           f"{type(e).__name__}: {e}") from e
+                shapes = [list(v.shape) if v is not None else None for v in ins]
+                raise _error_kind(e)(f"wick.onnx: node '{node.name}' ({node.op}) failed on "
+                                     f"inputs {shapes}: {type(e).__name__}: {e}") from e
             env.update((name, v) for name, v in zip(node.outputs, outs) if name)
         results = []
         for name, elem, _ in self._outputs:
