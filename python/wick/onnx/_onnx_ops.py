@@ -1,5 +1,6 @@
 """How ONNX's elementwise and shape operators run as wick ops (wick.onnx.load's interpreter; the
-loader is _import.py, the layers - Conv, pools, BatchNormalization, Gemm, QDQ - _onnx_layers.py).
+loader is _import.py, the layers - Conv, pools, Pad, BatchNormalization, Gemm, QDQ -
+_onnx_layers.py).
 
 Note [static and dynamic values]
 A value in the interpreter is either a NumPy array or a wick Tensor. Initializers, Constant nodes
@@ -17,7 +18,9 @@ attrs, opset, inputs, outputs); inputs hold None for an omitted optional input. 
 load-time checks of attribute values, so that a model wick cannot run fails when it is loaded.
 """
 
+import functools
 import math
+import os
 
 import numpy as np
 
@@ -33,10 +36,29 @@ NP_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7
              9: np.bool_, 10: np.float16, 11: np.float64}
 # NumPy dtypes wick.from_numpy takes; others are widened (int8 -> int32) on the way.
 _FROM_NUMPY = (np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_)
-MAX_STATIC_ELEMENTS = 1 << 28  # a static value larger than this is refused, not allocated
-# A shape that pads or broadcasts to more elements than this is refused before wick sees it: an
-# attribute like pads=[1e9, ...] must be an error, not an allocation whose size overflows int64.
-MAX_ELEMENTS = 1 << 32  # 16 GiB of float32
+# Sizes computed from values (pads, Expand's shape, ...) are refused above element_bound() before
+# wick or NumPy allocates: a corrupt constant must be an error, not an OOM kill.
+_ELEMENT_CAP = 1 << 32
+# A static value is materialised in NumPy and copied once more into wick, so it gets less.
+_STATIC_ELEMENT_CAP = 1 << 28
+
+
+@functools.lru_cache(maxsize=None)
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):  # no sysconf (Windows): only the fixed cap
+        return None
+
+
+def element_bound(itemsize, static=False):
+    """The most elements of `itemsize` bytes one value may have: 2**32, and a quarter of physical
+    memory (the one place this bound is set)."""
+    bound = _ELEMENT_CAP
+    memory = _physical_memory()
+    if memory is not None:
+        bound = min(bound, memory // max(int(itemsize), 1) // 4)
+    return min(bound, _STATIC_ELEMENT_CAP) if static else bound
 
 
 def is_static(v):
@@ -67,11 +89,15 @@ def shape_of(v):
     return list(v.shape)
 
 
-def check_size(node, shape, limit=MAX_ELEMENTS):
-    """shape, unless it has a negative dimension or more than `limit` elements."""
-    if any(d < 0 for d in shape) or math.prod(shape) > limit:
+def check_size(node, shape, itemsize, static=False):
+    """shape, unless a dimension is negative or it holds more than element_bound() elements."""
+    shape = [int(d) for d in shape]
+    bound = element_bound(itemsize, static)
+    # A dimension above the bound is refused even in an empty result: it would not fit int64.
+    if any(d < 0 or d > bound for d in shape) or math.prod(shape) > bound:
         raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): the result would have shape "
-                         f"{shape}, which is invalid or larger than {limit} elements")
+                         f"{shape}, which is invalid or larger than the bound of {bound} elements "
+                         f"of {itemsize} bytes (2**32, and a quarter of physical memory)")
     return shape
 
 
@@ -141,7 +167,11 @@ def binary(node, ins):
 
 def _binary2(node, a, b):
     np_fn, wick_fn = _BINARY[node.op]
-    if is_static(a) and is_static(b):
+    both = is_static(a) and is_static(b)
+    # Broadcasting two small constants ([n, 1] + [1, m]) can ask for n * m elements.
+    check_size(node, np.broadcast_shapes(tuple(shape_of(a)), tuple(shape_of(b))),
+               a.dtype.itemsize, both)
+    if both:
         if node.op == "Div" and a.dtype.kind in "iu":  # ONNX integer division truncates
             return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(a.dtype)
         if node.op == "Div":
@@ -159,6 +189,8 @@ def _binary2(node, a, b):
 
 def where(node, ins):
     c, a, b = ins
+    check_size(node, np.broadcast_shapes(*(tuple(shape_of(v)) for v in ins)), a.dtype.itemsize,
+               all(is_static(v) for v in ins))
     if all(is_static(v) for v in ins):
         return [np.where(c, a, b)]
     return [wick.where(to_wick(c), to_wick(a), to_wick(b))]
@@ -222,6 +254,7 @@ def shape(node, ins):
 def cast(node, ins):
     to = node.attrs["to"]
     x = ins[0]
+    check_size(node, shape_of(x), WICK_DTYPES[to].itemsize, is_static(x) and to in NP_DTYPES)
     if is_static(x) and to in NP_DTYPES:
         return [x.astype(NP_DTYPES[to])]
     return [to_wick(x).to(WICK_DTYPES[to])]
@@ -245,6 +278,7 @@ def reshape(node, ins):
     if math.prod(target) != total:
         raise ValueError(f"wick.onnx: node '{node.name}' (Reshape): cannot reshape {dims} "
                          f"to {target}")
+    check_size(node, target, x.dtype.itemsize)  # an empty result's dimensions must fit int64
     return [reshape_to(x, target)]
 
 
@@ -308,6 +342,12 @@ def concat(node, ins):
     ins = [v for v in ins if v is not None]
     rank = len(shape_of(ins[0]))
     axis = axis_in(node, node.attrs["axis"], rank)
+    if any(len(shape_of(v)) != rank for v in ins):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Concat): inputs of shapes "
+                         f"{[shape_of(v) for v in ins]} differ in rank")
+    out = shape_of(ins[0])
+    out[axis] = sum(shape_of(v)[axis] for v in ins)  # one value named 1000 times is 1000 copies
+    check_size(node, out, ins[0].dtype.itemsize, all(is_static(v) for v in ins))
     if all(is_static(v) for v in ins):
         return [np.concatenate(ins, axis)]
     return [wick.cat([to_wick(v) for v in ins], axis)]
@@ -317,17 +357,25 @@ def gather(node, ins):
     data, indices = ins
     dims = shape_of(data)
     axis = axis_in(node, node.attrs.get("axis", 0), len(dims))
+    out_shape = check_size(node, dims[:axis] + shape_of(indices) + dims[axis + 1:],
+                           data.dtype.itemsize, is_static(data) and is_static(indices))
+    n = dims[axis]
     if is_static(indices):
-        if indices.size and not (-dims[axis] <= indices.min() and indices.max() < dims[axis]):
-            raise ValueError(f"wick.onnx: node '{node.name}' (Gather): indices out of range "
-                             f"for dimension {axis} of size {dims[axis]}")
-        indices = np.where(indices < 0, indices + dims[axis], indices).astype(np.int64)
+        if indices.size and not (-n <= indices.min() and indices.max() < n):
+            raise IndexError(f"wick.onnx: node '{node.name}' (Gather): indices from "
+                             f"{indices.min()} to {indices.max()} are out of range for "
+                             f"dimension {axis} of size {n}")
+        indices = np.where(indices < 0, indices + n, indices).astype(np.int64)
         if is_static(data):
             return [np.take(data, indices, axis)]
-    index_shape = shape_of(indices)
-    flat = to_wick(indices).reshape([-1])
+        flat = to_wick(indices.reshape(-1))
+    else:
+        # ONNX counts a negative index from the end; index_select refuses it, and still refuses
+        # (IndexError) one outside [-n, n), which stays negative or >= n after the shift.
+        flat = to_wick(indices).reshape([-1])
+        flat = wick.where(flat < 0, flat + n, flat)
     out = wick.index_select(to_wick(data), axis, flat)
-    return [out.reshape(dims[:axis] + index_shape + dims[axis + 1:])]
+    return [out.reshape(out_shape)]
 
 
 def slice_(node, ins):
@@ -363,38 +411,10 @@ def expand(node, ins):
     rank = max(len(dims), len(target))
     dims, target = [1] * (rank - len(dims)) + dims, [1] * (rank - len(target)) + target
     out = check_size(node, [d if t == 1 else t for d, t in zip(dims, target)],
-                     MAX_STATIC_ELEMENTS if is_static(x) else MAX_ELEMENTS)
+                     x.dtype.itemsize, is_static(x))
     if is_static(x):
         return [np.broadcast_to(x.reshape(dims), out).copy()]
     return [wick.broadcast_to(x.reshape(dims), out)]
-
-
-def pad(node, ins):
-    x = ins[0]
-    rank = len(shape_of(x))
-    mode = node.attrs.get("mode", "constant")
-    if node.opset < 11:
-        pads, value, axes = node.attrs.get("pads", []), node.attrs.get("value", 0.0), None
-    else:
-        pads = static_ints(node, ins[1], "pads")
-        value = static(node, ins[2], "constant_value") if len(ins) > 2 else None
-        value = 0.0 if value is None or value.size == 0 else float(value.reshape(-1)[0])
-        axes = static_ints(node, ins[3], "axes") if len(ins) > 3 else None
-    axes = list(range(rank)) if axes is None else [axis_in(node, a, rank) for a in axes]
-    if len(pads) != 2 * len(axes) or any(p < 0 for p in pads):
-        raise ValueError(f"wick.onnx: node '{node.name}' (Pad): pads {pads} must be "
-                         f"{2 * len(axes)} non-negative numbers")
-    begin, end = [0] * rank, [0] * rank
-    for i, a in enumerate(axes):
-        begin[a], end[a] = pads[i], pads[i + len(axes)]
-    check_size(node, [d + b + e for d, b, e in zip(shape_of(x), begin, end)])
-    first = next((a for a in range(rank) if begin[a] or end[a]), rank)
-    if first == rank:
-        return [x]
-    wick_mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}[mode]
-    out = F.pad(to_wick(x), [p for a in reversed(range(first, rank)) for p in (begin[a], end[a])],
-                wick_mode, value)
-    return [out]
 
 
 def constant(node, ins):
@@ -402,9 +422,12 @@ def constant(node, ins):
 
 
 def constant_of_shape(node, ins):
-    dims = check_size(node, static_ints(node, ins[0], "input"), MAX_STATIC_ELEMENTS)
     value = node.attrs.get("value")
     value = np.zeros(1, np.float32) if value is None else value.reshape(-1)
+    if value.size != 1:
+        raise ValueError(f"wick.onnx: node '{node.name}' (ConstantOfShape): value must hold one "
+                         f"element; it holds {value.size}")
+    dims = check_size(node, static_ints(node, ins[0], "input"), value.dtype.itemsize, True)
     return [np.full(dims, value[0], dtype=value.dtype)]
 
 
@@ -415,6 +438,8 @@ def reduce_mean(node, ins):
     else:
         axes = node.attrs.get("axes")
     rank = len(x.shape)
+    if not axes and node.attrs.get("noop_with_empty_axes", 0):
+        return [x]
     axes = list(range(rank)) if not axes else [axis_in(node, a, rank) for a in axes]
     return [x.mean(tuple(axes), keepdim=bool(node.attrs.get("keepdims", 1)))]
 
@@ -425,7 +450,7 @@ OPS = {
     "LogSoftmax": softmax, "Identity": identity, "Dropout": dropout, "Shape": shape,
     "Cast": cast, "Reshape": reshape, "Flatten": flatten, "Unsqueeze": unsqueeze,
     "Squeeze": squeeze, "Transpose": transpose, "Concat": concat, "Gather": gather,
-    "Slice": slice_, "Expand": expand, "Pad": pad, "Constant": constant,
+    "Slice": slice_, "Expand": expand, "Constant": constant,
     "ConstantOfShape": constant_of_shape, "ReduceMean": reduce_mean,
 }
 
@@ -435,6 +460,13 @@ OPS = {
 def bad_attribute(node, attr, value, why):
     raise ValueError(f"wick.onnx.load: node '{node.name}' ({node.op}): attribute {attr}="
                      f"{value!r} is not supported; {why}")
+
+
+def check_flags(node, *names):
+    """Flags ONNX defines as 0 or 1: another value is a corrupt file, not a "true"."""
+    for name in names:
+        if node.attrs.get(name, 0) not in (0, 1):
+            bad_attribute(node, name, node.attrs[name], "ONNX defines 0 or 1")
 
 
 def _check_dropout(node):
@@ -447,15 +479,11 @@ def _check_cast(node):
         bad_attribute(node, "to", node.attrs.get("to"), "wick has no such dtype")
 
 
-def _check_pad(node):
-    if node.attrs.get("mode", "constant") not in ("constant", "reflect", "edge"):
-        bad_attribute(node, "mode", node.attrs["mode"], "constant, reflect and edge are supported")
-
-
 def _check_constant(node):
     if "__value__" not in node.attrs:
         bad_attribute(node, "value", sorted(node.attrs), "only numeric tensor values are supported")
 
 
 CHECKS = {"Dropout": _check_dropout, "Cast": _check_cast, "Constant": _check_constant,
-          "Pad": _check_pad}
+          "Reshape": lambda node: check_flags(node, "allowzero"),
+          "ReduceMean": lambda node: check_flags(node, "keepdims", "noop_with_empty_axes")}
