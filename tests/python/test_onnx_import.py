@@ -1,12 +1,14 @@
 """wick.onnx.load against PyTorch and ONNX Runtime: torchvision's ResNet-18 exported by PyTorch's
 own torch.onnx.export runs in wick's executor with PyTorch's outputs; small exported models and
 hand-built graphs cover each supported operator; a hand-built QDQ graph matches ONNX Runtime;
-corrupt, invalid and unsupported files raise ValueError / NotImplementedError. Two hypothesis
-fuzzers are the parser's fuzz tests (tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers):
-one mutates a valid file's bytes, the other draws attributes and input shapes and holds whatever
-runs to ONNX Runtime."""
+corrupt, invalid and unsupported files raise ValueError / NotImplementedError, and a corrupt
+value asking for a huge result is refused before anything is allocated. Three hypothesis fuzzers
+are the parser's fuzz tests (tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers): one
+mutates a valid file's bytes, one draws attributes and input shapes and holds whatever runs to
+ONNX Runtime, one does that for the pools' pads and ceil_mode."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -282,6 +284,33 @@ _GRAPHS = [
         helper.make_node("Identity", ["m"], ["y"]),
         helper.make_node("Identity", ["cf"], ["y2"])],
      {"x": _f32(2, 3)}, {"two": _i64(2), "f": np.array(2.0, np.float32)}, 17),
+    ("flatten_negative_axis", [  # axis + rank: -1 on [2, 3, 4] is (6, 4)
+        helper.make_node("Flatten", ["x"], ["y"], axis=-1),
+        helper.make_node("Flatten", ["x"], ["y2"], axis=-3)],
+     {"x": _f32(2, 3, 4)}, {}, 17),
+    ("gather_indices_from_an_input", [  # negative indices count from the end
+        helper.make_node("Gather", ["x", "idx"], ["y"]),
+        helper.make_node("Gather", ["x", "idx"], ["y2"], axis=1),
+        helper.make_node("Gather", ["w", "idx"], ["y3"])],
+     {"x": _f32(5, 4), "idx": _i64([0, 1, -1])}, {"w": _f32(6, 2, seed=1)}, 17),
+    ("clip_without_bounds", [
+        helper.make_node("Clip", ["x"], ["c"]),
+        helper.make_node("Clip", ["c", "", ""], ["y"])],
+     {"x": _f32(2, 3) * 1e30}, {}, 17),
+    ("clip_opset9_without_bounds", [helper.make_node("Clip", ["x"], ["y"])],
+     {"x": _f32(2, 3) * 1e30}, {}, 9),
+    ("pools_with_pads_wider_than_half_the_kernel", [  # ONNX Runtime allows up to kernel - 1
+        helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[2, 1, 2, 1],
+                         count_include_pad=1),
+        helper.make_node("AveragePool", ["x"], ["y2"], kernel_shape=[3, 3], pads=[2, 1, 1, 2],
+                         strides=[2, 2], ceil_mode=1, count_include_pad=1),
+        helper.make_node("MaxPool", ["x"], ["y3"], kernel_shape=[3, 2], pads=[2, 1, 1, 0],
+                         strides=[2, 1], ceil_mode=1)],
+     {"x": _f32(1, 2, 7, 6)}, {}, 17),
+    ("reduce_mean_noop_with_empty_axes", [
+        helper.make_node("ReduceMean", ["x"], ["y"], noop_with_empty_axes=1),
+        helper.make_node("ReduceMean", ["x"], ["y2"], keepdims=0)],
+     {"x": _f32(2, 3)}, {}, 18),
 ]
 
 
@@ -290,7 +319,9 @@ _GRAPHS = [
 def test_hand_built_graphs_match_onnxruntime(name, nodes, inputs, inits, opset):
     outputs = sorted({o for n in nodes for o in n.output if o.startswith("y")})
     def build(ranks):  # the checker wants each output's rank: ONNX Runtime's results give it
-        return make_model(nodes, [tensor_info(k, list(v.shape)) for k, v in inputs.items()],
+        return make_model(nodes, [tensor_info(k, list(v.shape),
+                                              helper.np_dtype_to_tensor_dtype(v.dtype))
+                                  for k, v in inputs.items()],
                           [tensor_info(o, None if r is None else [f"{o}_{i}" for i in range(r)])
                            for o, r in zip(outputs, ranks)],
                           [numpy_helper.from_array(v, k) for k, v in inits.items()], opset)
@@ -373,6 +404,28 @@ def test_small_model_loads_from_path_bytes_and_file(small_model, tmp_path):
         np.testing.assert_allclose(outs[0], ort_run(small_model, x)[0], rtol=1e-5, atol=1e-6)
 
 
+@needs_ort
+def test_external_data_loads_from_a_path_only(small_model, tmp_path):
+    model = onnx.ModelProto()
+    model.CopyFrom(small_model)  # save_model moves the tensors out of the proto it is given
+    path = tmp_path / "m.onnx"
+    onnx.save_model(model, str(path), save_as_external_data=True, location="m.data",
+                    size_threshold=0)
+    assert (tmp_path / "m.data").exists()
+    x = np.random.default_rng(7).standard_normal((2, 1, 8, 8)).astype(np.float32)
+    expected = ort_run(str(path), x)[0]
+    for f in (str(path), path):
+        np.testing.assert_allclose(wick.onnx.load(f)(x).numpy(), expected, rtol=1e-5, atol=1e-6)
+    # Without the file's folder there is nowhere to read the data from.
+    for f in (path.read_bytes(), io.BytesIO(path.read_bytes()),
+              onnx.load(str(path), load_external_data=False)):
+        with pytest.raises(NotImplementedError, match=r"\(m.data\); external data needs a path"):
+            wick.onnx.load(f)
+    (tmp_path / "m.data").unlink()
+    with pytest.raises(ValueError, match="m.onnx"):
+        wick.onnx.load(path)
+
+
 def test_truncated_and_random_files_raise_value_error(small_model, tmp_path):
     data = small_model.SerializeToString()
     path = tmp_path / "truncated.onnx"
@@ -427,6 +480,121 @@ def test_huge_pads_are_refused_before_anything_is_allocated():
     with pytest.raises(ValueError, match=r"node 'big' \(Pad\): the result would have shape "
                                          r"\[1, 1, 2000000004, 2000000004\]"):
         wick.onnx.load(model)(np.ones((1, 1, 4, 4), np.float32))
+
+
+def _peak_rss_kib():
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def test_sizes_computed_from_values_are_bounded_before_allocating():
+    """A corrupt constant that asks for a huge result is a ValueError naming the node, the shape
+    and the bound, raised at once; the bound is min(2**32, physical memory / itemsize / 4)."""
+    import os
+    import time
+    from wick.onnx import _onnx_ops
+    bound = _onnx_ops.element_bound(4)
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert bound == min(2**32, memory // 4 // 4)
+    x = np.ones((1, 1, 1, 1), np.float32)
+    # 10**11 elements, and just over the bound (below 2**32 on a machine under 64 GiB).
+    for rows, cols in ((10**11 // 65536, 65536), (bound // 65536 + 1, 65536)):
+        pads = np.array([0, 0, 0, 0, 0, 0, rows - 1, cols - 1], np.int64)
+        nodes = [helper.make_node("Constant", [], ["p"], value=numpy_helper.from_array(pads)),
+                 helper.make_node("Pad", ["x", "p"], ["y"], name="corrupt")]
+        model = make_model(nodes, [tensor_info("x", [1, 1, 1, 1])],
+                           [tensor_info("y", list("nchw"))])
+        for compile in (True, False):
+            before, start = _peak_rss_kib(), time.monotonic()
+            with pytest.raises(ValueError, match=rf"node 'corrupt' \(Pad\): the result would have "
+                                                 rf"shape \[1, 1, {rows}, {cols}\].*bound of "
+                                                 rf"{bound} elements"):
+                wick.onnx.load(model, compile=compile)(x)
+            assert time.monotonic() - start < 10
+            assert _peak_rss_kib() - before < 1 << 20  # under 1 GiB more at its peak
+    # Broadcasting two 400 kB constants asks for 10**10 elements.
+    inits = [numpy_helper.from_array(np.ones((100000, 1), np.float32), "a"),
+             numpy_helper.from_array(np.ones((1, 100000), np.float32), "b")]
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"], name="outer"),
+             helper.make_node("Add", ["x", "s"], ["y"])]
+    model = make_model(nodes, [tensor_info("x", [1, 1])], [tensor_info("y", ["a", "b"])], inits)
+    with pytest.raises(ValueError, match=r"node 'outer' \(Add\).*\[100000, 100000\]"):
+        wick.onnx.load(model)(np.ones((1, 1), np.float32))
+
+
+def test_out_of_memory_is_wicks_out_of_memory_error_from_a_node_or_the_replay(small_model,
+                                                                               monkeypatch):
+    """Memory running out is wick.OutOfMemoryError (a RuntimeError) wherever it happens: in a
+    node's wick op or NumPy fold (named by the node) or in the compiled replay."""
+    from wick.onnx import _import
+    x = np.zeros((2, 1, 8, 8), np.float32)
+    loaded = wick.onnx.load(small_model)
+    loaded(x)  # traced: later calls replay
+
+    def replay_without_memory(*args):
+        raise wick.OutOfMemoryError("[cpu allocator] out of memory: tried to allocate 8 GiB")
+    monkeypatch.setattr(loaded, "_compiled", replay_without_memory)
+    with pytest.raises(wick.OutOfMemoryError, match=r"ran out of memory running its compiled "
+                                                    r"graph on inputs \[\[2, 1, 8, 8\]\]"):
+        loaded(x)
+
+    def relu_without_memory(node, ins):
+        raise MemoryError("Unable to allocate 8 GiB")
+    monkeypatch.setitem(_import.OPS, "Relu", relu_without_memory)
+    for compile in (True, False):
+        with pytest.raises(wick.OutOfMemoryError, match=r"node 'Relu_1' \(Relu\).*MemoryError"):
+            wick.onnx.load(small_model, compile=compile)(x)
+
+
+def test_gather_index_out_of_range_raises_index_error():
+    data = np.arange(20, dtype=np.float32).reshape(5, 4)
+    nodes = [helper.make_node("Gather", ["x", "idx"], ["y"], name="g")]
+    model = make_model(nodes, [tensor_info("x", [5, 4]), tensor_info("idx", [1, 3],
+                                                                      TensorProto.INT64)],
+                       [tensor_info("y", [1, 3, 4])])
+    for compile in (True, False):
+        loaded = wick.onnx.load(model, compile=compile)
+        for bad in ([[0, 1, 5]], [[0, -6, 1]]):
+            with pytest.raises(IndexError, match="node 'g' \\(Gather\\)"):
+                loaded(data, np.array(bad, np.int64))
+        got = loaded(data, np.array([[4, -5, -1]], np.int64)).numpy()
+        np.testing.assert_array_equal(got, data[[[4, 0, 4]]])
+        with pytest.raises(IndexError):  # compiled: the replay's kernel refuses it
+            loaded(data, np.array([[0, 1, 5]], np.int64))
+    # Static indices are checked in NumPy, with the same type.
+    idx = numpy_helper.from_array(np.array([1, 7], np.int64), "idx")
+    model = make_model(nodes, [tensor_info("x", [5, 4])], [tensor_info("y", [2, 4])], [idx])
+    with pytest.raises(IndexError, match=r"node 'g' \(Gather\): indices from 1 to 7"):
+        wick.onnx.load(model)(data)
+
+
+@pytest.mark.parametrize("op, attr, value", [("MaxPool", "ceil_mode", -3),
+                                             ("AveragePool", "ceil_mode", 100),
+                                             ("AveragePool", "count_include_pad", 2),
+                                             ("Gemm", "transB", 5)])
+def test_flags_outside_0_and_1_are_refused_at_load(op, attr, value):
+    if op == "Gemm":
+        node = helper.make_node("Gemm", ["x", "x"], ["y"], name="flag", **{attr: value})
+        io_ = [tensor_info("x", [2, 2])], [tensor_info("y", [2, 2])]
+    else:
+        node = helper.make_node(op, ["x"], ["y"], name="flag", kernel_shape=[2, 2],
+                                **{attr: value})
+        io_ = [tensor_info("x", [1, 1, 4, 4])], [tensor_info("y", list("nchw"))]
+    with pytest.raises(ValueError, match=rf"node 'flag' \({op}\): attribute {attr}={value} .*"
+                                         "ONNX defines 0 or 1"):
+        wick.onnx.load(make_model([node], *io_))
+
+
+def test_average_pool_wide_pads_without_count_include_pad_are_refused_at_load():
+    for pads in ([2, 1, 2, 1], [1, 0, 0, 1]):  # wider than half the kernel; unequal
+        node = helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[3, 3],
+                                pads=pads, count_include_pad=0)
+        model = make_model([node], [tensor_info("x", [1, 1, 6, 6])],
+                           [tensor_info("y", list("nchw"))])
+        with pytest.raises(NotImplementedError, match=r"node 'avg' \(AveragePool\): pads "
+                                                      + re.escape(str(pads))
+                                                      + " with count_include_pad=0"):
+            wick.onnx.load(model)
 
 
 def test_wrong_inputs_at_call_time(small_model):
@@ -487,7 +655,7 @@ def test_fuzz_mutated_model_loads_or_raises_a_clear_error(small_model, edits, co
     try:
         loaded = wick.onnx.load(data, compile=compile)
         loaded(*[x] * len(loaded.input_names))
-    except (ValueError, NotImplementedError, TypeError) as e:
+    except (ValueError, NotImplementedError, TypeError, IndexError, wick.OutOfMemoryError) as e:
         assert str(e)  # every error says something
 
 
@@ -540,3 +708,34 @@ def test_fuzz_attributes_and_shapes_raise_only_clear_errors(pads, strides, dilat
     except Exception:
         return
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)  # what wick runs is right
+
+
+@needs_ort
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(op=st.sampled_from(["MaxPool", "AveragePool"]), data=st.data(),
+       kernel=st.lists(st.integers(1, 4), min_size=2, max_size=2),
+       strides=st.lists(st.integers(1, 3), min_size=2, max_size=2), ceil=st.integers(0, 1),
+       include=st.integers(0, 1), size=st.lists(st.integers(1, 9), min_size=2, max_size=2),
+       compile=st.booleans())
+def test_fuzz_pool_pads_and_ceil_mode_match_onnxruntime(op, data, kernel, strides, ceil, include,
+                                                        size, compile):
+    """Pools with any pads ONNX Runtime takes (up to kernel - 1: wider than wick's layers allow
+    and unequal) and ceil_mode: wick gives ONNX Runtime's result or refuses the model."""
+    pads = [data.draw(st.integers(0, k - 1)) for k in kernel * 2]
+    attrs = {"kernel_shape": kernel, "strides": strides, "pads": pads, "ceil_mode": ceil}
+    if op == "AveragePool":
+        attrs["count_include_pad"] = include
+    model = make_model([helper.make_node(op, ["x"], ["y"], **attrs)],
+                       [tensor_info("x", [1, 2] + size)], [tensor_info("y", list("nchw"))])
+    x = np.random.default_rng(11).standard_normal([1, 2] + size).astype(np.float32)
+    try:
+        got = wick.onnx.load(model, compile=compile)(x).numpy()
+    except (ValueError, NotImplementedError) as e:
+        assert str(e)
+        return
+    try:
+        expected = ort_run(model, x)[0]
+    except Exception:
+        return
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
