@@ -12,4 +12,5 @@ from wick.models.resnet import (  # noqa: F401
     resnet50,
     resnet56,
 )
-from wick.models.mnist import QuantizableMNISTNet  # noqa: F401
+from wick.models import quantization  # noqa: F401
+from wick.models.quantization import QuantizableMNISTNet  # noqa: F401

@@ -73,6 +73,11 @@ class _Tracker:
         if isinstance(tensor, wick.Tensor):
             self.live[id(tensor)] = (tensor, path)
 
+    def returned_to_float(self, tensor):
+        # a DeQuantStub passes its input object through in the float model: from here on the
+        # same tensor is float, so it no longer counts as its producer's quantized output
+        self.live.pop(id(tensor), None)
+
     def source(self, t):
         entry = self.live.get(id(t))
         return entry[1] if entry is not None and entry[0] is t else None
@@ -168,6 +173,9 @@ def prepare(model, inplace=False):
                 return output
 
             m.register_forward_hook(_mark(observe))
+        if isinstance(m, DeQuantStub):
+            m.register_forward_hook(_mark(
+                lambda module, args, out: tracker.returned_to_float(out)))
         if isinstance(m, _QPARAMS_PRESERVING):
             def pass_through(module, args, output):
                 if args and isinstance(args[0], wick.Tensor):

@@ -1,0 +1,67 @@
+"""torchvision.models.quantization's ResNet-18/34: wick.models.ResNet with a block whose residual
+addition and last relu are one FloatFunctional (add_relu), so that quantization can observe and
+quantize the sum. One difference from torchvision: wick has no quantized average pooling, so the
+network returns to float before the global pooling and quantizes again for the classifier
+(quant_head); the classifier stays int8 and the pooling costs one small dequantize."""
+
+import wick
+import wick.nn.quantized as nnq
+import wick.quantization as wq
+from wick.models.resnet import BasicBlock, ResNet, _refuse_weights
+
+
+class QuantizableBasicBlock(BasicBlock):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_relu = nnq.FloatFunctional()
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.add_relu.add_relu(self.bn2(self.conv2(out)), identity)
+
+    def fuse_model(self):
+        groups = [["conv1", "bn1", "relu"], ["conv2", "bn2"]]
+        if self.downsample is not None:
+            groups.append(["downsample.0", "downsample.1"])
+        wq.fuse_modules(self, groups, inplace=True)
+
+
+class QuantizableResNet(ResNet):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.quant = wq.QuantStub()
+        self.dequant = wq.DeQuantStub()
+        self.dequant_pool = wq.DeQuantStub()
+        self.quant_head = wq.QuantStub()
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(self.quant(x)))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = wick.flatten(self.avgpool(self.dequant_pool(x)), 1)
+        return self.dequant(self.fc(self.quant_head(x)))
+
+    def fuse_model(self):
+        """Fuses conv + batch norm (+ relu) everywhere, in place; call in eval mode."""
+        wq.fuse_modules(self, ["conv1", "bn1", "relu"], inplace=True)
+        for m in self.modules():
+            if type(m) is QuantizableBasicBlock:
+                m.fuse_model()
+        return self
+
+
+def resnet18(*, weights=None, quantize=False, **kwargs):
+    return _quantizable("resnet18", [2, 2, 2, 2], weights, quantize, kwargs)
+
+
+def resnet34(*, weights=None, quantize=False, **kwargs):
+    return _quantizable("resnet34", [3, 4, 6, 3], weights, quantize, kwargs)
+
+
+def _quantizable(name, layers, weights, quantize, kwargs):
+    _refuse_weights(name, weights, kwargs)
+    if quantize:
+        raise ValueError(f"[{name}] quantize=True needs torchvision's pretrained int8 weights, "
+                         "which wick does not download: build the float model, load weights, "
+                         "then fuse_model, prepare, calibrate and convert (wick.quantization)")
+    return QuantizableResNet(QuantizableBasicBlock, layers, **kwargs)
