@@ -176,6 +176,26 @@ void pack_a(const TA* a, int64_t rsa, int64_t csa, int64_t mc, int64_t kc, float
   }
 }
 
+// B as a strided matrix (every GEMM but the convolutions' implicit im2col).
+template <class TB>
+struct StridedB {
+  const TB* b;
+  MatrixRef ref;
+  void pack(int64_t pc, int64_t kc, int64_t jc, int64_t nc, int64_t panel, float* dst) const {
+    pack_b(b + pc * ref.row_stride + jc * ref.col_stride, ref.row_stride, ref.col_stride, kc, nc,
+           panel, dst);
+  }
+};
+
+// B from a PanelSource.
+struct SourcedB {
+  const PanelSource& source;
+  void pack(int64_t pc, int64_t kc, int64_t jc, int64_t nc, int64_t panel, float* dst) const {
+    source.pack(pc, kc, jc + panel * NR, std::min<int64_t>(NR, nc - panel * NR), NR,
+                dst + panel * NR * kc);
+  }
+};
+
 // Note [reused packing buffers]
 // Each thread keeps its packing buffers between calls and only grows them. Allocating them per
 // call cost more than the arithmetic of a small product: a convolution runs one GEMM per image
@@ -205,10 +225,10 @@ float* scratch(Scratch which, size_t floats) {
 
 // The blocked loops for a tile of R rows; threads = 1 runs in the calling thread.
 // `prepacked`, when given, is all of A packed by pack_whole_a<R> and no A block is packed here.
-template <int R, class TA, class TB>
+template <int R, class TA, class BMatrix>
 void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, MatrixRef a_ref,
-                  const TB* b, MatrixRef b_ref, float beta, float* c, int64_t rsc, int64_t csc,
-                  int threads, const float* prepacked = nullptr) {
+                  const BMatrix& b, float beta, float* c, int64_t rsc, int64_t csc, int threads,
+                  const float* prepacked = nullptr) {
   int64_t kc_max = std::min<int64_t>(KC, k);
   int64_t nc_max = std::min<int64_t>(NC, n);
   // The calling thread's buffers, taken before the parallel region (which must not throw): B's
@@ -237,10 +257,9 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
       for (int64_t pc = 0; pc < k; pc += KC) {
         int64_t kc = std::min<int64_t>(KC, k - pc);
         float beta_block = pc == 0 ? beta : 1.0f;
-        const TB* b_src = b + pc * b_ref.row_stride + jc * b_ref.col_stride;
 #pragma omp for schedule(static)
         for (int64_t panel = 0; panel < b_panels; ++panel) {
-          pack_b(b_src, b_ref.row_stride, b_ref.col_stride, kc, nc, panel, packed_b);
+          b.pack(pc, kc, jc, nc, panel, packed_b);
         }  // implicit barrier: B is packed before anyone uses it
         for (int64_t ic = row_begin; ic < row_end; ic += MC) {
           int64_t rows = std::min<int64_t>(MC, row_end - ic);
@@ -281,7 +300,12 @@ template <int R>
 void pack_whole_a(int64_t m, int64_t k, MatrixRef a_ref, float* dst) {
   const auto* a = static_cast<const float*>(a_ref.data);
   const int64_t padded_m = padded_rows(m, R);
-  for (int64_t pc = 0; pc < k; pc += KC) {
+  const int64_t slices = (k + KC - 1) / KC;
+  // The slices are independent: threads share them when the weight is large enough (a batch-1
+  // convolution packs its weight for one image, so the packing is not amortised over a batch).
+#pragma omp parallel for schedule(static) if (m * k >= (1 << 18) && !omp_in_parallel())
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    const int64_t pc = slice * KC;
     pack_a<R>(a + pc * a_ref.col_stride, a_ref.row_stride, a_ref.col_stride, m,
               std::min<int64_t>(KC, k - pc), dst + pc * padded_m);
   }
@@ -316,10 +340,11 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
   }
 
   const int threads = product_threads(m, n, k);
+  const StridedB<TB> bm{b, b_ref};
   if (use_short_tile(m)) {
-    gemm_blocked<kShortMR>(m, n, k, alpha, a, a_ref, b, b_ref, beta, c, rsc, csc, threads);
+    gemm_blocked<kShortMR>(m, n, k, alpha, a, a_ref, bm, beta, c, rsc, csc, threads);
   } else {
-    gemm_blocked<MR>(m, n, k, alpha, a, a_ref, b, b_ref, beta, c, rsc, csc, threads);
+    gemm_blocked<MR>(m, n, k, alpha, a, a_ref, bm, beta, c, rsc, csc, threads);
   }
 }
 
@@ -327,31 +352,48 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
 
 PackedA::PackedA(int64_t m, int64_t k, MatrixRef a)
     : m_(m), k_(k), tile_rows_(use_short_tile(m) ? kShortMR : MR) {
-  panels_.resize(padded_rows(m, tile_rows_) * k);
+  panels_.reset(new float[static_cast<size_t>(padded_rows(m, tile_rows_) * k)]);
   if (tile_rows_ == MR) {
-    pack_whole_a<MR>(m, k, a, panels_.data());
+    pack_whole_a<MR>(m, k, a, panels_.get());
   } else {
-    pack_whole_a<kShortMR>(m, k, a, panels_.data());
+    pack_whole_a<kShortMR>(m, k, a, panels_.get());
   }
 }
 
-void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
-                    MutableMatrixRef c) {
-  const int64_t m = a.m_, k = a.k_;
-  if (m == 0 || n == 0 || k == 0) {
-    gemm_packed(m, n, k, alpha, {nullptr, 0, 0}, b, beta, c);  // C = beta * C
-    return;
-  }
-  const auto* bp = static_cast<const float*>(b.data);
+namespace {
+template <class BMatrix>
+void gemm_prepacked_with(const PackedA& a, int64_t n, float alpha, const BMatrix& b, float beta,
+                         MutableMatrixRef c, const int tile_rows, const float* panels) {
+  const int64_t m = a.rows(), k = a.depth();
   auto* cp = static_cast<float*>(c.data);
   const int threads = product_threads(m, n, k);
-  if (a.tile_rows_ == MR) {
-    gemm_blocked<MR, float>(m, n, k, alpha, nullptr, {}, bp, b, beta, cp, c.row_stride,
-                            c.col_stride, threads, a.panels_.data());
+  if (tile_rows == MR) {
+    gemm_blocked<MR, float>(m, n, k, alpha, nullptr, {}, b, beta, cp, c.row_stride, c.col_stride,
+                            threads, panels);
   } else {
-    gemm_blocked<kShortMR, float>(m, n, k, alpha, nullptr, {}, bp, b, beta, cp, c.row_stride,
-                                  c.col_stride, threads, a.panels_.data());
+    gemm_blocked<kShortMR, float>(m, n, k, alpha, nullptr, {}, b, beta, cp, c.row_stride,
+                                  c.col_stride, threads, panels);
   }
+}
+}  // namespace
+
+void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
+                    MutableMatrixRef c) {
+  if (a.m_ == 0 || n == 0 || a.k_ == 0) {
+    gemm_packed(a.m_, n, a.k_, alpha, {nullptr, 0, 0}, b, beta, c);  // C = beta * C
+    return;
+  }
+  gemm_prepacked_with(a, n, alpha, StridedB<float>{static_cast<const float*>(b.data), b}, beta, c,
+                      a.tile_rows_, a.panels_.get());
+}
+
+void gemm_prepacked(const PackedA& a, int64_t n, float alpha, const PanelSource& b, float beta,
+                    MutableMatrixRef c) {
+  if (a.m_ == 0 || n == 0 || a.k_ == 0) {
+    gemm_packed(a.m_, n, a.k_, alpha, {nullptr, 0, 0}, {nullptr, 0, 0}, beta, c);
+    return;
+  }
+  gemm_prepacked_with(a, n, alpha, SourcedB{b}, beta, c, a.tile_rows_, a.panels_.get());
 }
 
 void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,

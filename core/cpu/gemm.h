@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -43,6 +44,8 @@ template <class TA, class TB, class TC>
 void gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
                 MutableMatrixRef c);
 
+class PanelSource;
+
 // A float32 A packed once for many products with different B and C: a convolution multiplies the
 // same weight by every image's im2col matrix, and repacking the weight per image cost as much as
 // packing the image when both have 64 channels (Note [a weight packed once] in cpu/gemm.cpp).
@@ -55,13 +58,34 @@ class PackedA {
  private:
   friend void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
                              MutableMatrixRef c);
+  friend void gemm_prepacked(const PackedA& a, int64_t n, float alpha, const PanelSource& b,
+                             float beta, MutableMatrixRef c);
   int64_t m_, k_;
   int tile_rows_;  // the micro-tile height the panels were packed for
-  std::vector<float> panels_;
+  // Not a std::vector: its zero-filling of every float before the packing overwrote it cost a
+  // fifth of the packing (a 512 x 4608 weight is 9 MB).
+  std::unique_ptr<float[]> panels_;
 };
 
 // C[m x n] = alpha * A @ B[k x n] + beta * C, A as packed; the same result as gemm_packed.
 void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float beta,
+                    MutableMatrixRef c);
+
+// A B matrix that is never stored whole: the GEMM asks it for one panel at a time, in the
+// order the micro-kernel reads it. A convolution's im2col matrix is one (Note [im2col inside
+// the packing] in conv_kernels.cpp): writing it out and then packing it copied every value twice.
+class PanelSource {
+ public:
+  virtual ~PanelSource() = default;
+  // Writes rows [p0, p0 + kc) and columns [j0, j0 + cols) of B to dst as kc rows of `width`
+  // floats, dst[(p - p0) * width + (j - j0)], with columns cols..width-1 set to 0. Called from
+  // several threads at once for different panels; must not throw.
+  virtual void pack(int64_t p0, int64_t kc, int64_t j0, int64_t cols, int64_t width,
+                    float* dst) const = 0;
+};
+
+// C[m x n] = alpha * A @ B + beta * C with B given by its panels.
+void gemm_prepacked(const PackedA& a, int64_t n, float alpha, const PanelSource& b, float beta,
                     MutableMatrixRef c);
 
 template <class T>
