@@ -154,11 +154,11 @@ void init_nn(py::module_& root) {
       [](const Tensor& x, py::handle kernel, py::handle stride, py::handle padding,
          py::handle dilation, bool ceil_mode, bool return_indices) -> py::object {
         Pair2 k = to_pair(kernel, "kernel_size");
-        auto r =
-            max_pool2d_with_indices(x, k, stride_or_kernel(stride, k), to_pair(padding, "padding"),
-                                    to_pair(dilation, "dilation"), ceil_mode);
-        if (return_indices) return py::make_tuple(r.values, r.indices);
-        return py::cast(r.values);
+        Pair2 s = stride_or_kernel(stride, k), pad = to_pair(padding, "padding");
+        Pair2 d = to_pair(dilation, "dilation");
+        if (!return_indices) return py::cast(max_pool2d(x, k, s, pad, d, ceil_mode));
+        auto r = max_pool2d_with_indices(x, k, s, pad, d, ceil_mode);
+        return py::make_tuple(r.values, r.indices);
       },
       py::arg("input"), py::arg("kernel_size"), py::arg("stride") = py::none(),
       py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("ceil_mode") = false,

@@ -33,6 +33,44 @@ Taps valid_taps(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
   return {lo, std::max(lo, hi)};
 }
 
+// Max pooling without indices (Note [max pooling without indices] in core/ops/nn.cpp): per output
+// row, the maximum down the window's rows for every input column (a loop the compiler vectorises
+// along the row), then across each window's columns. A NaN anywhere in a window wins.
+template <class T>
+void max_pool2d_values(const T* x, T* y, const Planes& s, const Pool2dParams& p,
+                       const std::vector<Taps>& row_taps, const std::vector<Taps>& col_taps) {
+  using C = compute_t<T>;
+  for_each_plane(s.count, s.oh * s.ow * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
+    const T* in = x + plane * s.h * s.w;
+    T* out = y + plane * s.oh * s.ow;
+    std::vector<C> column_max(static_cast<size_t>(s.w));
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+      const int64_t y0 = oy * p.stride[0] - p.padding[0];
+      const Taps rows = row_taps[static_cast<size_t>(oy)];
+      C* m = column_max.data();
+      const T* first = in + (y0 + rows.lo * p.dilation[0]) * s.w;
+      for (int64_t x = 0; x < s.w; ++x) m[x] = C(first[x]);
+      for (int64_t i = rows.lo + 1; i < rows.hi; ++i) {
+        const T* row = in + (y0 + i * p.dilation[0]) * s.w;
+        for (int64_t x = 0; x < s.w; ++x) {
+          C v = C(row[x]);
+          m[x] = (v > m[x]) | (v != v) ? v : m[x];
+        }
+      }
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        const int64_t x0 = ox * p.stride[1] - p.padding[1];
+        const Taps cols = col_taps[static_cast<size_t>(ox)];
+        C best = m[x0 + cols.lo * p.dilation[1]];
+        for (int64_t j = cols.lo + 1; j < cols.hi; ++j) {
+          C v = m[x0 + j * p.dilation[1]];
+          best = (v > best) | (v != v) ? v : best;
+        }
+        out[oy * s.ow + ox] = T(best);
+      }
+    }
+  });
+}
+
 void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const Pool2dParams& p) {
   Planes s = planes(input, out);
   auto run = [&](auto tag) {
@@ -40,7 +78,6 @@ void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const 
     using C = compute_t<T>;
     const T* x = static_cast<const T*>(input.data_ptr());
     T* y = static_cast<T*>(out.data_ptr());
-    int64_t* idx = indices.data<int64_t>();
     const int64_t dh = p.dilation[0], dw = p.dilation[1];
     // Window clipping depends only on the output position, so it is computed once per row and
     // column here rather than once per output (integer division is not cheap).
@@ -51,6 +88,8 @@ void max_pool2d_kernel(const Tensor& input, Tensor& out, Tensor& indices, const 
     for (int64_t ox = 0; ox < s.ow; ++ox) {
       col_taps[ox] = valid_taps(ox * p.stride[1] - p.padding[1], p.kernel[1], dw, s.w);
     }
+    if (!indices.defined()) return max_pool2d_values(x, y, s, p, row_taps, col_taps);
+    int64_t* idx = indices.data<int64_t>();
     for_each_plane(s.count, s.oh * s.ow * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
       const T* in = x + plane * s.h * s.w;
       T* out_plane = y + plane * s.oh * s.ow;

@@ -141,28 +141,44 @@ Tensor conv2d(const Tensor& input_in, const Tensor& weight_in, const Tensor& bia
   return unbatch(out, input);
 }
 
-ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size, Pair2 stride,
-                                      Pair2 padding, Pair2 dilation, bool ceil_mode) {
+namespace {
+// Note [max pooling without indices]
+// The indices are what the backward needs: where each maximum came from. Inference does not
+// need them, and finding them costs a compare and two selects per tap, in a loop that cannot be
+// vectorised across outputs (ties go to the first tap in row-major order, as in PyTorch). So
+// when nothing will differentiate through the result and the caller did not ask for them, the
+// kernel gets an undefined `indices` and takes a values-only path - max over the window's rows,
+// vectorised along the row, then over its columns.
+ValuesIndices max_pool2d_impl(const Tensor& input, Pair2 kernel_size, Pair2 stride, Pair2 padding,
+                              Pair2 dilation, bool ceil_mode, bool want_indices) {
   Tensor x = as_batched("max_pool2d", input, /*allow_uint8=*/true);
   Pool2dParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
   check_window("max_pool2d", x, p);
   Shape shape = pooled_shape("max_pool2d", x, p);
   Tensor out = detail::empty_for("max_pool2d", shape, options_of(x));
-  Tensor indices = empty(shape, options_of(x).with_dtype(kInt64));
+  const bool grad = needs_grad(x);
+  Tensor indices;
+  if (want_indices || grad) indices = empty(shape, options_of(x).with_dtype(kInt64));
   dispatch<MaxPool2dKernel>(OpKey::max_pool2d, x.device(), x.contiguous().detach(), out, indices,
                             p);
-  if (needs_grad(x)) {
+  if (grad) {
     auto node = make_node<MaxPool2dBackward>({&x});
     node->indices = SavedTensor(indices);
     node->params = p;
     set_history(out, node);
   }
-  return {unbatch(out, input), unbatch(indices, input)};
+  return {unbatch(out, input), indices.defined() ? unbatch(indices, input) : indices};
+}
+}  // namespace
+
+ValuesIndices max_pool2d_with_indices(const Tensor& input, Pair2 kernel_size, Pair2 stride,
+                                      Pair2 padding, Pair2 dilation, bool ceil_mode) {
+  return max_pool2d_impl(input, kernel_size, stride, padding, dilation, ceil_mode, true);
 }
 
 Tensor max_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride, Pair2 padding,
                   Pair2 dilation, bool ceil_mode) {
-  return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode).values;
+  return max_pool2d_impl(input, kernel_size, stride, padding, dilation, ceil_mode, false).values;
 }
 
 Tensor avg_pool2d(const Tensor& input, Pair2 kernel_size, Pair2 stride, Pair2 padding,
