@@ -28,6 +28,10 @@ struct CompileOptions {
   bool fold_conv_bn = true;  // only with freeze
   bool fuse = true;
   bool plan_memory = true;
+  // With freeze: convolution weights packed for the GEMM when the executor is built, and
+  // Winograd's algorithm where it fits (Note [weights packed ahead of time]).
+  bool prepack_weights = true;
+  bool winograd = true;
   // Calls per input signature that run eagerly before it is traced: a training step whose first
   // call differs from the rest (SGD's momentum buffer starts on step one) is traced on a later one.
   int warmup = 0;

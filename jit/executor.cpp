@@ -62,6 +62,7 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
       planned_[static_cast<size_t>(v.id)] = tensor_on(slice, v, v.offset);
     }
   }
+  if (options_.prepack_weights) updated_ = g.updated_storages();
   for (const Node& node : g.nodes) {
     Step step;
     step.node = &node;
@@ -81,8 +82,31 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
       }
     }
     if (node.kind != NodeKind::View) ++kernels_per_run_;
+    if (options_.prepack_weights) prepack(step);
     steps_.push_back(std::move(step));
   }
+}
+
+using Conv2dArgs = detail::ObservedCall<Conv2dKernel>::Args;
+
+void Executor::prepack(Step& step) {
+  const Node& node = *step.node;
+  if (node.kind != NodeKind::Kernel || node.op != OpKey::conv2d || node.device.type != kCPU ||
+      step.fn == nullptr || node.thunk != &detail::ObservedCall<Conv2dKernel>::kThunk) {
+    return;
+  }
+  const Value& input = graph_->value(node.params[0]);
+  const Value& weight = graph_->value(node.params[1]);
+  if (weight.kind != ValueKind::Constant || updated_[static_cast<size_t>(weight.base)] ||
+      weight.dtype != kFloat32 || input.dtype != kFloat32 ||
+      !is_contiguous(input.shape, input.strides)) {
+    return;
+  }
+  const Conv2dParams& params = std::get<4>(*static_cast<const Conv2dArgs*>(node.args.get()));
+  step.packed_weight = std::make_shared<cpu::PackedConvWeight>(weight.constant, params, input.shape,
+                                                               options_.winograd);
+  ++prepacked_;
+  winograd_ += step.packed_weight->algorithm() == cpu::PackedConvWeight::Algorithm::kWinograd;
 }
 
 void Executor::bind_leaf(const Value& v, const Tensor& t, const char* what) {
@@ -142,6 +166,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       } else {
         node.thunk->dispatch(node.op, node.device, &fresh, args.data());
       }
+    } else if (step.packed_weight) {
+      const Conv2dParams& params = std::get<4>(*static_cast<const Conv2dArgs*>(node.args.get()));
+      cpu::conv2d_prepacked(*step.packed_weight, *args[0], *args[2], *args[3], params);
     } else if (step.fn != nullptr) {
       node.thunk->call(step.fn, node.args.get(), args.data());
     } else {

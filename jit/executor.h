@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu/conv_prepacked.h"
 #include "jit/graph.h"
 #include "jit/passes/memory_plan.h"
 #include "jit/trace.h"
@@ -14,6 +15,12 @@ namespace wick::jit {
 
 struct ExecutorOptions {
   bool plan_memory = true;  // intermediates in one arena (jit/passes/memory_plan.h)
+  // float32 CPU convolutions whose weight is a constant get it packed for the GEMM once, here,
+  // instead of on every run (Note [weights packed ahead of time]). Only for frozen graphs: a
+  // constant of any other graph is a tensor it captured by reference, which the caller may
+  // still change between runs.
+  bool prepack_weights = false;
+  bool winograd = true;  // where it fits (Note [Winograd F(2x2, 3x3)] in core/cpu/winograd.h)
 };
 
 // One executor runs one call at a time: its environment and its arena are reused by every run
@@ -34,6 +41,9 @@ class Executor {
   const MemoryPlan& memory_plan() const { return plan_; }
   bool planned() const { return options_.plan_memory; }
   int64_t kernels_per_run() const { return kernels_per_run_; }
+  // Convolutions whose weight was packed ahead of time, and how many of them run Winograd.
+  int64_t prepacked_weights() const { return prepacked_; }
+  int64_t winograd_convolutions() const { return winograd_; }
   int64_t runs() const { return runs_; }
 
  private:
@@ -43,7 +53,9 @@ class Executor {
     std::vector<int> slots;           // env slot per param (-1: the undefined tensor)
     std::vector<int> allocate;        // fresh outputs to allocate before the kernel runs
     std::vector<std::pair<int, int>> versions;  // (new version, the value it updates)
+    std::shared_ptr<const cpu::PackedConvWeight> packed_weight;  // conv2d with a constant weight
   };
+  void prepack(Step& step);
   Tensor allocate(const Value& v);
   void bind_leaf(const Value& v, const Tensor& t, const char* what);
 
@@ -56,6 +68,9 @@ class Executor {
   std::shared_ptr<Storage> arena_;
   Tensor none_;
   int64_t kernels_per_run_ = 0;
+  std::vector<bool> updated_;  // by value id: its storage is written in place by the graph
+  int64_t prepacked_ = 0;
+  int64_t winograd_ = 0;
   int64_t runs_ = 0;
 };
 

@@ -58,6 +58,10 @@ jit::CompileOptions options_from(const py::dict& d) {
       o.fuse = value;
     else if (key == "plan_memory")
       o.plan_memory = value;
+    else if (key == "prepack_weights")
+      o.prepack_weights = value;
+    else if (key == "winograd")
+      o.winograd = value;
     else
       check_value(false, "wick.compile", "unknown option '", key, "'");
   }
@@ -241,8 +245,15 @@ void init_jit(py::module_& root) {
       .def_property_readonly(
           "kernels_per_run",
           [](jit::CompiledFunction& f) { return f.executor().kernels_per_run(); })
-      .def_property_readonly("memory_plan", [](jit::CompiledFunction& f) {
-        return plan_dict(f.executor().memory_plan());
+      .def_property_readonly(
+          "memory_plan",
+          [](jit::CompiledFunction& f) { return plan_dict(f.executor().memory_plan()); })
+      .def_property_readonly("convolutions", [](jit::CompiledFunction& f) {
+        py::dict d;  // how the convolutions run (Note [weights packed ahead of time])
+        const jit::Executor& e = f.executor();
+        d["prepacked"] = e.prepacked_weights();
+        d["winograd"] = e.winograd_convolutions();
+        return d;
       });
 
   py::class_<DispatchCounting>(m, "DispatchCounter")

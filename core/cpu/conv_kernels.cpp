@@ -9,9 +9,11 @@
 // synchronisation inside the loop. Groups split C and O into independent slices.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu/conv_prepacked.h"
 #include "core/cpu/gemm.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
@@ -27,9 +29,9 @@ struct ConvShape {
   int64_t positions() const { return oh * ow; }  // columns of cols
 };
 
-ConvShape conv_shape(const Tensor& input, const Tensor& weight, const Tensor& out) {
-  return {input.size(0),  input.size(1),  input.size(2), input.size(3), weight.size(0),
-          weight.size(2), weight.size(3), out.size(2),   out.size(3)};
+ConvShape conv_shape(const Tensor& input, const Shape& weight, const Tensor& out) {
+  return {input.size(0), input.size(1), input.size(2), input.size(3), weight[0],
+          weight[2],     weight[3],     out.size(2),   out.size(3)};
 }
 
 // The output columns x whose input column x * stride - pad + tap lies inside [0, width): [lo, hi).
@@ -44,11 +46,13 @@ ColumnRange valid_columns(int64_t tap_offset, int64_t stride, int64_t width, int
   return {std::min(lo, hi), hi};
 }
 
-// cols[(c, i, j), (y, x)] = input[c, y * sh - ph + i * dh, x * sw - pw + j * dw] (0 outside).
+// cols[(c, i, j), (y, x)] = input[c, y * sh - ph + i * dh, x * sw - pw + j * dw] (0 outside),
+// for the channels c in [c_begin, c_end).
 template <class T>
-void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) {
+void im2col_channels(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols,
+                     int64_t c_begin, int64_t c_end) {
   const int64_t sw = p.stride[1];
-  for (int64_t c = 0; c < s.c; ++c) {
+  for (int64_t c = c_begin; c < c_end; ++c) {
     for (int64_t i = 0; i < s.kh; ++i) {
       for (int64_t j = 0; j < s.kw; ++j) {
         T* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
@@ -73,6 +77,100 @@ void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) 
       }
     }
   }
+}
+
+// All channels; split over the threads when called outside a parallel region (a batch-1
+// convolution, Note [threads over images or inside the GEMM]) and the matrix is large.
+template <class T>
+void im2col(const T* image, const ConvShape& s, const Conv2dParams& p, T* cols) {
+  const int64_t per_channel = s.kh * s.kw * s.positions();
+  parallel_for(s.c, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_channel, 1)),
+               [&](int64_t c0, int64_t c1) { im2col_channels(image, s, p, cols, c0, c1); });
+}
+
+// Note [im2col inside the packing]
+// The float32 forward never writes the im2col matrix: the GEMM asks for it one packed panel at
+// a time (PanelSource in gemm.h), and the panel is gathered straight from the image. The matrix
+// was written once by im2col and read back once by the packing, a copy of a copy: for a batch-1
+// ResNet-18 the first layer's is 7 MB, nine times the image (each input value sits in up to
+// kh x kw columns). A panel row holds `width` consecutive output positions of one (c, i, j): a
+// few runs along output rows, each a strided read of one input row.
+class Im2colPanels final : public PanelSource {
+ public:
+  Im2colPanels(const float* image, const ConvShape& s, const Conv2dParams& p)
+      : image_(image), s_(s), p_(p) {
+    for (int64_t j = 0; j < s.kw; ++j) {
+      valid_.push_back(valid_columns(j * p.dilation[1] - p.padding[1], p.stride[1], s.w, s.ow));
+    }
+  }
+
+  // No divisions per row: a panel row is a few dozen floats, and five 64-bit divisions per row
+  // took longer than the copying.
+  void pack(int64_t p0, int64_t kc, int64_t j0, int64_t cols, int64_t width,
+            float* dst) const override {
+    struct Run {
+      int64_t y, x0, x1, at;  // output row y, columns [x0, x1), written from dst column `at`
+    };
+    Run runs[64];
+    int n_runs = 0;
+    for (int64_t l = j0, end = j0 + cols; l < end && n_runs < 64; ++n_runs) {
+      const int64_t y = l / s_.ow, x0 = l % s_.ow, x1 = std::min(s_.ow, x0 + (end - l));
+      runs[n_runs] = {y * p_.stride[0] - p_.padding[0], x0, x1, l - j0};
+      l += x1 - x0;
+    }
+    const int64_t taps = s_.kh * s_.kw, sw = p_.stride[1];
+    int64_t c = p0 / taps, i = p0 % taps / s_.kw, j = p0 % s_.kw;
+    for (int64_t r = 0; r < kc; ++r) {
+      const int64_t tap = j * p_.dilation[1] - p_.padding[1], dy = i * p_.dilation[0];
+      const ColumnRange valid = valid_[static_cast<size_t>(j)];
+      const float* channel = image_ + c * s_.h * s_.w;
+      float* out = dst + r * width;
+      for (int k = 0; k < n_runs; ++k) {
+        const Run& run = runs[k];
+        const int64_t iy = run.y + dy;
+        float* o = out + run.at - run.x0;  // o[x] is output column x of this row
+        if (iy < 0 || iy >= s_.h) {
+          for (int64_t x = run.x0; x < run.x1; ++x) o[x] = 0.0f;
+          continue;
+        }
+        const float* in = channel + iy * s_.w + tap;
+        const int64_t lo = std::clamp(valid.lo, run.x0, run.x1);
+        const int64_t hi = std::clamp(valid.hi, lo, run.x1);
+        for (int64_t x = run.x0; x < lo; ++x) o[x] = 0.0f;
+        if (sw == 1) {
+          for (int64_t x = lo; x < hi; ++x) o[x] = in[x];
+        } else {
+          for (int64_t x = lo; x < hi; ++x) o[x] = in[x * sw];
+        }
+        for (int64_t x = hi; x < run.x1; ++x) o[x] = 0.0f;
+      }
+      for (int64_t x = cols; x < width; ++x) out[x] = 0.0f;
+      if (++j == s_.kw) {
+        j = 0;
+        if (++i == s_.kh) i = 0, ++c;
+      }
+    }
+  }
+
+ private:
+  const float* image_;
+  ConvShape s_;
+  Conv2dParams p_;
+  std::vector<ColumnRange> valid_;  // per kernel column j
+};
+
+// A thread's im2col matrix, kept between calls and only grown, like the GEMM's packing buffers
+// (Note [reused packing buffers] in gemm.cpp): allocated per call, a batch-1 ResNet-18's first
+// layer faulted in 7 MB of fresh pages every time. Not zeroed: im2col writes every entry.
+template <class T>
+T* cols_scratch(size_t elements) {
+  thread_local std::unique_ptr<T[]> buffer;
+  thread_local size_t capacity = 0;
+  if (capacity < elements) {
+    buffer.reset(new T[elements]);
+    capacity = elements;
+  }
+  return buffer.get();
 }
 
 // The adjoint of im2col: every column entry is added back to the input position it came from.
@@ -125,32 +223,44 @@ void for_each_image(int64_t images, const Body& body) {
   }
 }
 
+// `w` is the weight (of shape `weight`), read only when `prepacked` is null; `prepacked` is the
+// float32 weight already packed per group (PackedConvWeight).
 template <class T>
-void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& out,
-                  const Conv2dParams& p) {
+void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Tensor& bias,
+                  Tensor& out, const Conv2dParams& p, const std::vector<PackedA>* prepacked) {
   ConvShape s = conv_shape(input, weight, out);
   const int64_t g = p.groups, og = s.o / g, kg = s.rows() / g, L = s.positions();
   const T* x = static_cast<const T*>(input.data_ptr());
-  const T* w = static_cast<const T*>(weight.data_ptr());
   const T* b = bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr;
   T* y = static_cast<T*>(out.data_ptr());
-  std::vector<std::vector<T>> cols(max_threads());  // each thread's im2col buffer
   // float32 weights are packed for the GEMM once, not once per image (Note [a weight packed once]).
-  std::vector<PackedA> packed_weight;
+  std::vector<PackedA> packed_here;
   if constexpr (std::is_same_v<T, float>) {
-    for (int64_t k = 0; k < g; ++k)
-      packed_weight.emplace_back(og, kg, MatrixRef{w + k * og * kg, kg, 1});
+    if (prepacked == nullptr) {
+      for (int64_t k = 0; k < g; ++k)
+        packed_here.emplace_back(og, kg, MatrixRef{w + k * og * kg, kg, 1});
+      prepacked = &packed_here;
+    }
+  }
+  // Buffers are taken before any parallel region: a thread's first call allocates.
+  const int threads = s.n < max_threads() ? 1 : max_threads();
+  std::vector<T*> cols(threads);
+  if constexpr (!std::is_same_v<T, float>) {
+#pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
+    for (int t = 0; t < threads; ++t) cols[t] = cols_scratch<T>(s.rows() * L);
   }
   for_each_image(s.n, [&](int64_t n, int t) {
-    cols[t].resize(s.rows() * L);
-    im2col(x + n * s.c * s.h * s.w, s, p, cols[t].data());
+    const T* xn = x + n * s.c * s.h * s.w;
     T* yn = y + n * s.o * L;
+    if constexpr (!std::is_same_v<T, float>) im2col(xn, s, p, cols[t]);
     for (int64_t k = 0; k < g; ++k) {
       if constexpr (std::is_same_v<T, float>) {
-        gemm_prepacked(packed_weight[k], L, 1.0f, {cols[t].data() + k * kg * L, L, 1}, 0.0f,
-                       {yn + k * og * L, L, 1});
+        ConvShape group = s;
+        group.c = s.c / g;
+        const Im2colPanels panels(xn + k * group.c * s.h * s.w, group, p);
+        gemm_prepacked((*prepacked)[k], L, 1.0f, panels, 0.0f, {yn + k * og * L, L, 1});
       } else {
-        gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols[t].data() + k * kg * L, L, 1}, 0.0,
+        gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols[t] + k * kg * L, L, 1}, 0.0,
                 {yn + k * og * L, L, 1});
       }
     }
@@ -166,7 +276,7 @@ template <class T>
 void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
                    Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias,
                    const Conv2dParams& p) {
-  ConvShape s = conv_shape(input, weight, grad_out);
+  ConvShape s = conv_shape(input, weight.shape(), grad_out);
   const int64_t g = p.groups, og = s.o / g, kg = s.rows() / g, L = s.positions();
   const T* x = static_cast<const T*>(input.data_ptr());
   const T* w = static_cast<const T*>(weight.data_ptr());
@@ -269,7 +379,9 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
 void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& out,
                    const Conv2dParams& p) {
   visit_floating("conv2d", input.dtype(), [&](auto tag) {
-    conv_forward<typename decltype(tag)::type>(input, weight, bias, out, p);
+    using T = typename decltype(tag)::type;
+    conv_forward<T>(input, weight.shape(), static_cast<const T*>(weight.data_ptr()), bias, out, p,
+                    nullptr);
   });
 }
 
@@ -283,6 +395,51 @@ void conv2d_backward_kernel(const Tensor& grad_out, const Tensor& input, const T
 }
 
 }  // namespace
+
+// Winograd's GEMMs have one column per 2x2 output tile; with fewer tiles than this the
+// micro-kernel's 32-column panels run mostly empty and im2col is faster (a 7x7 output has 16).
+constexpr int64_t kMinWinogradTiles = 32;
+
+PackedConvWeight::PackedConvWeight(const Tensor& weight, const Conv2dParams& params,
+                                   const Shape& input_shape, bool allow_winograd)
+    : shape_(weight.shape()) {
+  check_type(weight.dtype() == kFloat32 && weight.device().type == kCPU, "PackedConvWeight",
+             "the weight must be float32 on the CPU; got ", dtype_name(weight.dtype()), " on ",
+             weight.device().str());
+  const int64_t groups = params.groups;
+  check_value(
+      weight.dim() == 4 && groups > 0 && weight.size(0) % groups == 0 && input_shape.size() == 4,
+      "PackedConvWeight",
+      "expected a weight [O, C / groups, kh, kw] with O divisible by groups and an input "
+      "[N, C, H, W]; got shapes ",
+      weight.shape(), " and ", input_shape, ", groups ", groups);
+  const int64_t out_h = input_shape[2] + 2 * params.padding[0] - 2;
+  const int64_t out_w = input_shape[3] + 2 * params.padding[1] - 2;
+  if (allow_winograd && winograd_fits(shape_, params) &&
+      (out_h + 1) / 2 * ((out_w + 1) / 2) >= kMinWinogradTiles) {
+    winograd_ = std::make_unique<WinogradWeight>(weight);
+    return;
+  }
+  Tensor w = weight.contiguous();
+  const int64_t og = w.size(0) / groups, kg = w.size(1) * w.size(2) * w.size(3);
+  const float* data = w.data<float>();
+  for (int64_t k = 0; k < groups; ++k)
+    groups_.emplace_back(og, kg, MatrixRef{data + k * og * kg, kg, 1});
+}
+
+void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const Tensor& bias,
+                      Tensor& out, const Conv2dParams& params) {
+  if (weight.winograd() != nullptr)
+    return conv2d_winograd(*weight.winograd(), input, bias, out, params);
+  const Shape& w = weight.shape();
+  check_value(static_cast<int64_t>(weight.groups().size()) == params.groups && input.dim() == 4 &&
+                  input.size(1) == w[1] * params.groups && input.dtype() == kFloat32 &&
+                  input.is_contiguous() && out.size(1) == w[0],
+              "conv2d_prepacked", "the packed weight ", w, " with groups ", weight.groups().size(),
+              " does not fit input ", input.shape(), " (groups ", params.groups, ") and output ",
+              out.shape());
+  conv_forward<float>(input, w, nullptr, bias, out, params, &weight.groups());
+}
 
 void register_conv_kernels(KernelRegistry& r) {
   r.add<Conv2dKernel>(OpKey::conv2d, kCPU, conv2d_kernel);

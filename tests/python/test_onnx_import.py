@@ -77,7 +77,10 @@ def test_resnet18_exported_by_pytorch_matches_pytorch_and_onnxruntime(tmp_path):
     text = str(loaded.graph)
     assert "conv2d" in text and "f32[3, 1000]" in text
     again = loaded(x.numpy()).numpy()  # a replay, no new trace
-    np.testing.assert_array_equal(again, got)
+    assert loaded.retraces == 1
+    # The traced call ran eagerly; the replay runs the frozen graph, whose 3x3 convolutions use
+    # Winograd (Note [Winograd F(2x2, 3x3)]): equal to float32 rounding, not bit for bit.
+    np.testing.assert_allclose(again, got, rtol=1e-5, atol=1e-5)
     assert loaded.retraces == 1
 
 

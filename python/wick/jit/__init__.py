@@ -17,7 +17,7 @@ Graph = _jit.Graph
 DispatchCounter = _jit.DispatchCounter
 
 _OPTIONS = ("dead_code", "common_subexpressions", "constant_folding", "freeze", "fold_conv_bn",
-            "fuse", "plan_memory")
+            "fuse", "plan_memory", "prepack_weights", "winograd")
 
 
 def _as_list(inputs):
@@ -127,14 +127,22 @@ class CompiledModule:
     def memory_plan(self):
         return self._compiled.memory_plan
 
+    @property
+    def convolutions(self):
+        """{'prepacked': n, 'winograd': m}: the float32 CPU convolutions of the latest graph whose
+        weight was packed ahead of time (frozen graphs), and how many of those run Winograd."""
+        return self._compiled.convolutions
+
 
 def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **passes):
     """wick.compile(model): a callable that runs model's graph, traced and optimised.
 
     freeze=True (inference) turns parameters into constants so that constant folding and
     conv + batch-norm folding can use them; later changes to the parameters are not seen.
-    The other passes (dead_code, common_subexpressions, constant_folding, fold_conv_bn) are on
-    unless passed as False. A replay records nothing for autograd: its outputs have no grad_fn,
+    Frozen float32 convolutions on the CPU also get their weights packed for the GEMM once, when
+    the graph is built, and 3x3 stride-1 ones run Winograd's F(2x2, 3x3) where it is faster.
+    The other passes (dead_code, common_subexpressions, constant_folding, fold_conv_bn,
+    prepack_weights, winograd) are on unless passed as False. A replay records nothing for autograd: its outputs have no grad_fn,
     so backward() through a compiled forward is not possible; compile the whole training step.
 
     A training step compiles too: a function that runs the forward, ``loss.backward()`` and

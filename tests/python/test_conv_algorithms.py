@@ -1,0 +1,158 @@
+"""The CPU convolution's algorithms against PyTorch 1.13 and against each other: the float32
+forward that gathers its im2col panels straight from the image (Note [im2col inside the
+packing]), weights packed ahead of time in frozen graphs (Note [weights packed ahead of time])
+and Winograd's F(2x2, 3x3) (Note [Winograd F(2x2, 3x3)]); max pooling without indices."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import wick
+from wick import nn
+import wick.nn.functional as F
+from wick.models import resnet18
+
+torch = pytest.importorskip("torch")
+
+
+def close(got, want, rtol):
+    """|got - want| within rtol of want's largest magnitude, elementwise."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    scale = max(float(np.abs(want).max()), 1e-6)
+    err = float(np.abs(got - want).max())
+    assert err <= rtol * scale, f"max error {err:.3g} against scale {scale:.3g}"
+
+
+CASES = [  # (batch, channels, out, kernel, stride, padding, dilation, groups, size)
+    (1, 3, 8, 3, 1, 1, 1, 1, (13, 11)),
+    (1, 3, 8, 7, 2, 3, 1, 1, (37, 33)),
+    (2, 4, 6, (3, 2), 2, (1, 0), (1, 2), 2, (10, 9)),
+    (1, 8, 16, 1, 2, 0, 1, 1, (15, 15)),
+    (3, 5, 7, 5, 1, 2, 2, 1, (12, 17)),
+    (1, 16, 16, 3, 1, 1, 1, 4, (5, 3)),
+    (1, 2, 3, 3, 3, 0, 1, 1, (40, 3)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
+def test_float32_forward_gathers_panels_like_torch(case):
+    """Output rows narrower and wider than a 32-column panel, strides, dilations, groups."""
+    n, c, o, k, stride, pad, dil, groups, (h, w) = case
+    rng = np.random.default_rng(0)
+    kh, kw = (k, k) if isinstance(k, int) else k
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = rng.standard_normal((o, c // groups, kh, kw)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt), torch.from_numpy(b),
+                                      stride, pad, dil, groups).numpy()
+    for threads in (1, 2):
+        saved = wick.get_num_threads()
+        wick.set_num_threads(threads)
+        try:
+            got = F.conv2d(wick.tensor(x), wick.tensor(wt), wick.tensor(b), stride, pad, dil, groups)
+        finally:
+            wick.set_num_threads(saved)
+        close(got.numpy(), want, 1e-5)
+
+
+def frozen_pair(module, x, **options):
+    with wick.no_grad():
+        compiled = wick.compile(module, freeze=True, **options)
+        compiled(x)  # the traced call runs eagerly
+        return compiled, compiled(x).numpy(), module(x).numpy()
+
+
+@pytest.mark.parametrize("padding,size,bias,batch",
+                         [(1, (16, 16), True, 1), (0, (15, 18), False, 2), (2, (9, 13), True, 1),
+                          (1, (23, 7), True, 3)])
+def test_winograd_equals_im2col_and_torch(padding, size, bias, batch):
+    rng = np.random.default_rng(1)
+    conv = nn.Conv2d(5, 12, 3, padding=padding, bias=bias).eval()
+    x = wick.tensor(rng.standard_normal((batch, 5) + size).astype(np.float32))
+    winograd, got, eager = frozen_pair(conv, x)
+    assert winograd.convolutions == {"prepacked": 1, "winograd": 1}
+    im2col, reference, _ = frozen_pair(conv, x, winograd=False)
+    assert im2col.convolutions == {"prepacked": 1, "winograd": 0}
+    want = torch.nn.functional.conv2d(torch.from_numpy(x.numpy()),
+                                      torch.from_numpy(conv.weight.detach().numpy()),
+                                      torch.from_numpy(conv.bias.detach().numpy()) if bias else None,
+                                      padding=padding).numpy()
+    close(got, want, 1e-5)
+    close(reference, want, 1e-5)
+    close(eager, reference, 1e-6)
+
+
+def test_winograd_skipped_where_it_does_not_fit():
+    """Strided, dilated, grouped, non-3x3 and too-few-tile convolutions keep im2col."""
+    x = wick.randn(1, 4, 12, 12)
+    for conv in (nn.Conv2d(4, 4, 3, stride=2), nn.Conv2d(4, 4, 3, dilation=2),
+                 nn.Conv2d(4, 4, 3, groups=2), nn.Conv2d(4, 4, 5), nn.Conv2d(4, 4, 1)):
+        compiled, got, eager = frozen_pair(conv.eval(), x)
+        assert compiled.convolutions == {"prepacked": 1, "winograd": 0}
+        close(got, eager, 1e-6)
+    compiled, _, _ = frozen_pair(nn.Conv2d(4, 4, 3, padding=1).eval(), wick.randn(1, 4, 7, 7))
+    assert compiled.convolutions["winograd"] == 0  # 16 tiles of 2x2: im2col is as fast
+
+
+def test_nothing_is_prepacked_without_freeze_or_when_asked_not_to():
+    conv = nn.Conv2d(3, 4, 3).eval()
+    x = wick.randn(1, 3, 20, 20)
+    with wick.no_grad():
+        unfrozen = wick.compile(conv)
+        unfrozen(x)
+        assert unfrozen.convolutions == {"prepacked": 0, "winograd": 0}
+    compiled, got, eager = frozen_pair(conv, x, prepack_weights=False)
+    assert compiled.convolutions == {"prepacked": 0, "winograd": 0}
+    close(got, eager, 1e-6)
+
+
+def test_a_frozen_graph_keeps_the_weights_it_was_built_with():
+    """freeze=True documents that later changes to the parameters are not seen."""
+    conv = nn.Conv2d(3, 4, 3, padding=1).eval()
+    x = wick.randn(1, 3, 20, 20)
+    compiled, before, _ = frozen_pair(conv, x)
+    with wick.no_grad():
+        conv.weight.mul_(2.0)
+        np.testing.assert_array_equal(compiled(x).numpy(), before)
+
+
+def test_resnet18_frozen_equals_eager():
+    model = resnet18(num_classes=10).eval()
+    x = wick.randn(2, 3, 64, 64)
+    compiled, got, eager = frozen_pair(model, x)
+    assert compiled.convolutions["prepacked"] == 20
+    # The four 3x3 stride-1 convolutions of the first stage (16x16 outputs, 64 tiles); the
+    # second stage's 8x8 outputs have only 16 tiles.
+    assert compiled.convolutions["winograd"] == 4
+    close(got, eager, 1e-5)
+
+
+POOLS = [(k, s, p, d, ceil) for k, s, p, d, ceil in
+         itertools.product([1, 2, 3], [1, 2, 3], [0, 1], [1, 2], [False, True]) if p <= k // 2]
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", POOLS)
+def test_max_pool_without_indices_matches_torch(k, s, p, d, ceil):
+    """No grad and no return_indices: the values-only path, NaNs and ties included."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 3, 11, 9)).astype(np.float32)
+    a[0, 0, 3, 4] = np.nan
+    a[1, 2] = 0.0  # ties everywhere, as after a ReLU
+    want = torch.nn.functional.max_pool2d(torch.from_numpy(a), k, s, p, d, ceil)
+    with wick.no_grad():
+        got = F.max_pool2d(wick.tensor(a), k, s, p, d, ceil)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    values, indices = F.max_pool2d(wick.tensor(a), k, s, p, d, ceil, return_indices=True)
+    want_values, want_indices = torch.nn.functional.max_pool2d(torch.from_numpy(a), k, s, p, d,
+                                                               ceil, return_indices=True)
+    np.testing.assert_array_equal(values.numpy(), want_values.numpy())
+    np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+
+
+def test_max_pool_keeps_indices_when_a_gradient_needs_them():
+    a = wick.randn(1, 2, 6, 6, requires_grad=True)
+    out = F.max_pool2d(a, 2)
+    out.sum().backward()
+    assert a.grad.sum().item() == pytest.approx(18.0)
