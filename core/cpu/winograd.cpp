@@ -150,28 +150,45 @@ void conv2d_winograd(const WinogradWeight& weight, const Tensor& input, const Te
                   out.size(2) == input.size(2) + 2 * params.padding[0] - 2 &&
                   out.size(3) == input.size(3) + 2 * params.padding[1] - 2,
               "conv2d_winograd", "needs stride 1, dilation 1, one group and a matching output");
-  const Tiling s{input.size(1), input.size(2), input.size(3), out.size(1),
+  const Tiling s{input.size(1), input.size(2), input.size(3),     out.size(1),
                  out.size(2),   out.size(3),   params.padding[0], params.padding[1]};
   const int64_t tiles = s.tiles();
   const float* x = input.data<float>();
   const float* b = bias.defined() ? bias.data<float>() : nullptr;
   float* y = out.data<float>();
-  float* v = scratch(0, static_cast<size_t>(kPositions * s.c * tiles));
-  float* m = scratch(1, static_cast<size_t>(kPositions * s.o * tiles));
-  for (int64_t n = 0; n < input.size(0); ++n) {
-    parallel_for(s.c, 1, [&](int64_t c0, int64_t c1) {
-      transform_input(x + n * s.c * s.h * s.w, s, c0, c1, v);
-    });
+  const int64_t v_size = kPositions * s.c * tiles, m_size = kPositions * s.o * tiles;
+  const int64_t images = input.size(0), image_in = s.c * s.h * s.w, image_out = s.o * s.oh * s.ow;
+  auto products = [&](const float* v, float* m, int xi) {
+    gemm_prepacked(weight.u_[static_cast<size_t>(xi)], tiles, 1.0f,
+                   MatrixRef{v + xi * s.c * tiles, tiles, 1}, 0.0f,
+                   MutableMatrixRef{m + xi * s.o * tiles, tiles, 1});
+  };
+  const int threads = max_threads();
+  if (images >= threads) {
+    // Like the im2col kernel's batches (Note [threads over images or inside the GEMM]): each
+    // thread takes whole images, with its own slice of one buffer taken before the region.
+    float* buffers = scratch(0, static_cast<size_t>(threads * (v_size + m_size)));
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t n = 0; n < images; ++n) {
+      float* v = buffers + thread_slot() * (v_size + m_size);
+      float* m = v + v_size;
+      transform_input(x + n * image_in, s, 0, s.c, v);
+      for (int xi = 0; xi < kPositions; ++xi) products(v, m, xi);
+      transform_output(m, b, s, 0, s.o, y + n * image_out);
+    }
+    return;
+  }
+  float* v = scratch(0, static_cast<size_t>(v_size));
+  float* m = scratch(1, static_cast<size_t>(m_size));
+  for (int64_t n = 0; n < images; ++n) {
+    parallel_for(s.c, 1,
+                 [&](int64_t c0, int64_t c1) { transform_input(x + n * image_in, s, c0, c1, v); });
     // Sixteen independent products: each thread takes whole ones (single-threaded GEMMs inside
     // a parallel region), so no product waits at its own barriers.
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
-    for (int xi = 0; xi < kPositions; ++xi) {
-      gemm_prepacked(weight.u_[static_cast<size_t>(xi)], tiles, 1.0f,
-                     MatrixRef{v + xi * s.c * tiles, tiles, 1}, 0.0f,
-                     MutableMatrixRef{m + xi * s.o * tiles, tiles, 1});
-    }
+    for (int xi = 0; xi < kPositions; ++xi) products(v, m, xi);
     parallel_for(s.o, 1, [&](int64_t o0, int64_t o1) {
-      transform_output(m, b, s, o0, o1, y + n * s.o * s.oh * s.ow);
+      transform_output(m, b, s, o0, o1, y + n * image_out);
     });
   }
 }
