@@ -64,13 +64,25 @@ def frozen_pair(module, x, **options):
         return compiled, compiled(x).numpy(), module(x).numpy()
 
 
-@pytest.mark.parametrize("padding,size,bias,batch",
-                         [(1, (16, 16), True, 1), (0, (15, 18), False, 2), (2, (9, 13), True, 1),
-                          (1, (23, 7), True, 3)])
-def test_winograd_equals_im2col_and_torch(padding, size, bias, batch):
+@pytest.mark.parametrize("channels,padding,size,bias,batch",
+                         [(5, 1, (16, 16), True, 1), (64, 0, (15, 18), False, 2),
+                          (5, 2, (9, 13), True, 1), (65, 1, (23, 7), True, 3)])
+def test_winograd_equals_im2col_and_torch(channels, padding, size, bias, batch):
+    """Batch 1 (transforms and GEMMs split over the threads) and batches (whole images per
+    thread, used from 64 input channels)."""
     rng = np.random.default_rng(1)
-    conv = nn.Conv2d(5, 12, 3, padding=padding, bias=bias).eval()
-    x = wick.tensor(rng.standard_normal((batch, 5) + size).astype(np.float32))
+    saved = wick.get_num_threads()
+    wick.set_num_threads(2)  # the batch rule depends on the thread count
+    try:
+        check_winograd(rng, nn.Conv2d(channels, 12, 3, padding=padding, bias=bias).eval(), size,
+                       bias, batch, padding)
+    finally:
+        wick.set_num_threads(saved)
+
+
+def check_winograd(rng, conv, size, bias, batch, padding):
+    channels = conv.weight.shape[1]
+    x = wick.tensor(rng.standard_normal((batch, channels) + size).astype(np.float32))
     winograd, got, eager = frozen_pair(conv, x)
     assert winograd.convolutions == {"prepacked": 1, "winograd": 1}
     im2col, reference, _ = frozen_pair(conv, x, winograd=False)
@@ -94,6 +106,13 @@ def test_winograd_skipped_where_it_does_not_fit():
         close(got, eager, 1e-6)
     compiled, _, _ = frozen_pair(nn.Conv2d(4, 4, 3, padding=1).eval(), wick.randn(1, 4, 7, 7))
     assert compiled.convolutions["winograd"] == 0  # 16 tiles of 2x2: im2col is as fast
+    saved = wick.get_num_threads()
+    wick.set_num_threads(2)
+    try:  # a batch with fewer than 64 input channels
+        compiled, _, _ = frozen_pair(nn.Conv2d(16, 16, 3).eval(), wick.randn(4, 16, 20, 20))
+        assert compiled.convolutions["winograd"] == 0
+    finally:
+        wick.set_num_threads(saved)
 
 
 def test_nothing_is_prepacked_without_freeze_or_when_asked_not_to():
