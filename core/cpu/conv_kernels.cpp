@@ -242,32 +242,42 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
       prepacked = &packed_here;
     }
   }
-  // Buffers are taken before any parallel region: a thread's first call allocates.
+  // Note [im2col inside the packing] pays when an output row fills much of a panel; with rows
+  // of a few positions (ResNet-18's 7x7 layers: a 32-column panel row is five runs of at most
+  // seven values) the per-run bookkeeping costs more than writing the matrix and copying it.
+  const bool gather = std::is_same_v<T, float> && s.ow >= 16;
+  // One buffer for every thread's matrix, taken before any parallel region (which must not throw).
   const int threads = s.n < max_threads() ? 1 : max_threads();
-  std::vector<T*> cols(threads);
-  if constexpr (!std::is_same_v<T, float>) {
-#pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
-    for (int t = 0; t < threads; ++t) cols[t] = cols_scratch<T>(s.rows() * L);
-  }
+  const int64_t matrix = gather ? 0 : s.rows() * L;
+  T* all_cols = gather ? nullptr : cols_scratch<T>(static_cast<size_t>(threads * matrix));
   for_each_image(s.n, [&](int64_t n, int t) {
     const T* xn = x + n * s.c * s.h * s.w;
     T* yn = y + n * s.o * L;
-    if constexpr (!std::is_same_v<T, float>) im2col(xn, s, p, cols[t]);
+    T* cols = gather ? nullptr : all_cols + t * matrix;
+    if (!gather) im2col(xn, s, p, cols);
     for (int64_t k = 0; k < g; ++k) {
       if constexpr (std::is_same_v<T, float>) {
-        ConvShape group = s;
-        group.c = s.c / g;
-        const Im2colPanels panels(xn + k * group.c * s.h * s.w, group, p);
-        gemm_prepacked((*prepacked)[k], L, 1.0f, panels, 0.0f, {yn + k * og * L, L, 1});
+        if (gather) {
+          ConvShape group = s;
+          group.c = s.c / g;
+          const Im2colPanels panels(xn + k * group.c * s.h * s.w, group, p);
+          gemm_prepacked((*prepacked)[k], L, 1.0f, panels, 0.0f, {yn + k * og * L, L, 1});
+        } else {
+          gemm_prepacked((*prepacked)[k], L, 1.0f, {cols + k * kg * L, L, 1}, 0.0f,
+                         {yn + k * og * L, L, 1});
+        }
       } else {
-        gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols[t] + k * kg * L, L, 1}, 0.0,
+        gemm<T>(og, L, kg, 1.0, {w + k * og * kg, kg, 1}, {cols + k * kg * L, L, 1}, 0.0,
                 {yn + k * og * L, L, 1});
       }
     }
     if (b != nullptr) {
-      for (int64_t o = 0; o < s.o; ++o) {
-        for (int64_t l = 0; l < L; ++l) yn[o * L + l] = T(compute_t<T>(yn[o * L + l]) + b[o]);
-      }
+      // Split over the threads when this image is not already one thread's (batch 1).
+      parallel_for(s.o, std::max<int64_t>(1, kParallelGrain / L), [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+          for (int64_t l = 0; l < L; ++l) yn[o * L + l] = T(compute_t<T>(yn[o * L + l]) + b[o]);
+        }
+      });
     }
   });
 }

@@ -33,12 +33,16 @@ CASES = [  # (batch, channels, out, kernel, stride, padding, dilation, groups, s
     (3, 5, 7, 5, 1, 2, 2, 1, (12, 17)),
     (1, 16, 16, 3, 1, 1, 1, 4, (5, 3)),
     (1, 2, 3, 3, 3, 0, 1, 1, (40, 3)),
+    (1, 4, 6, 3, 1, 1, 1, 2, (9, 40)),
+    (2, 3, 4, 3, 1, 2, 2, 1, (7, 35)),
+    (1, 3, 5, (2, 4), (1, 2), (0, 1), (1, 1), 1, (6, 70)),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_float32_forward_gathers_panels_like_torch(case):
-    """Output rows narrower and wider than a 32-column panel, strides, dilations, groups."""
+    """Output rows narrower than 16 (im2col written out) and wider (gathered into panels, some
+    wider than a 32-column panel), with strides, dilations and groups."""
     n, c, o, k, stride, pad, dil, groups, (h, w) = case
     rng = np.random.default_rng(0)
     kh, kw = (k, k) if isinstance(k, int) else k
