@@ -62,7 +62,8 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
       planned_[static_cast<size_t>(v.id)] = tensor_on(slice, v, v.offset);
     }
   }
-  if (options_.prepack_weights) updated_ = g.updated_storages();
+  const std::vector<bool> updated =
+      options_.prepack_weights ? g.updated_storages() : std::vector<bool>();
   for (const Node& node : g.nodes) {
     Step step;
     step.node = &node;
@@ -82,14 +83,14 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
       }
     }
     if (node.kind != NodeKind::View) ++kernels_per_run_;
-    if (options_.prepack_weights) prepack(step);
+    if (options_.prepack_weights) prepack(step, updated);
     steps_.push_back(std::move(step));
   }
 }
 
 using Conv2dArgs = detail::ObservedCall<Conv2dKernel>::Args;
 
-void Executor::prepack(Step& step) {
+void Executor::prepack(Step& step, const std::vector<bool>& updated) {
   const Node& node = *step.node;
   if (node.kind != NodeKind::Kernel || node.op != OpKey::conv2d || node.device.type != kCPU ||
       step.fn == nullptr || node.thunk != &detail::ObservedCall<Conv2dKernel>::kThunk) {
@@ -97,7 +98,7 @@ void Executor::prepack(Step& step) {
   }
   const Value& input = graph_->value(node.params[0]);
   const Value& weight = graph_->value(node.params[1]);
-  if (weight.kind != ValueKind::Constant || updated_[static_cast<size_t>(weight.base)] ||
+  if (weight.kind != ValueKind::Constant || updated[static_cast<size_t>(weight.base)] ||
       weight.dtype != kFloat32 || input.dtype != kFloat32 ||
       !is_contiguous(input.shape, input.strides)) {
     return;

@@ -55,7 +55,8 @@ class Executor {
     std::vector<std::pair<int, int>> versions;  // (new version, the value it updates)
     std::shared_ptr<const cpu::PackedConvWeight> packed_weight;  // conv2d with a constant weight
   };
-  void prepack(Step& step);
+  // `updated`: by value id, whether the graph writes its storage in place.
+  void prepack(Step& step, const std::vector<bool>& updated);
   Tensor allocate(const Value& v);
   void bind_leaf(const Value& v, const Tensor& t, const char* what);
 
@@ -68,7 +69,6 @@ class Executor {
   std::shared_ptr<Storage> arena_;
   Tensor none_;
   int64_t kernels_per_run_ = 0;
-  std::vector<bool> updated_;  // by value id: its storage is written in place by the graph
   int64_t prepacked_ = 0;
   int64_t winograd_ = 0;
   int64_t runs_ = 0;
