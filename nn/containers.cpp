@@ -24,7 +24,7 @@ Sequential& Sequential::push_back(std::shared_ptr<Module> module) {
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
-  for (auto& m : modules_) x = m->forward(x);
+  for (auto& m : modules_) x = (*m)(x);
   return x;
 }
 

@@ -9,6 +9,25 @@
 
 namespace wick::nn {
 
+namespace detail {
+thread_local std::vector<const Module*>* t_module_calls = nullptr;
+}
+
+ModuleCallRecorder::ModuleCallRecorder() : previous_(detail::t_module_calls) {
+  detail::t_module_calls = &stack_;
+}
+ModuleCallRecorder::~ModuleCallRecorder() { detail::t_module_calls = previous_; }
+
+Tensor Module::recorded_forward(const Tensor& input) {
+  std::vector<const Module*>* stack = detail::t_module_calls;
+  stack->push_back(this);
+  struct Pop {
+    std::vector<const Module*>* stack;
+    ~Pop() { stack->pop_back(); }
+  } pop{stack};
+  return forward(input);
+}
+
 Module::Module(std::string type_name) : type_name_(std::move(type_name)) {}
 
 Tensor Module::forward(const Tensor&) {

@@ -25,6 +25,28 @@
 
 namespace wick::nn {
 
+class Module;
+
+namespace detail {
+extern thread_local std::vector<const Module*>* t_module_calls;
+}
+
+// While alive, every Module::operator() on this thread pushes its module onto `stack()` for the
+// duration of its forward (outermost first). ONNX export uses it to name the module whose forward
+// dispatched an op it cannot translate; without a recorder a call costs one thread-local test.
+class ModuleCallRecorder {
+ public:
+  ModuleCallRecorder();
+  ~ModuleCallRecorder();
+  ModuleCallRecorder(const ModuleCallRecorder&) = delete;
+  ModuleCallRecorder& operator=(const ModuleCallRecorder&) = delete;
+  const std::vector<const Module*>& stack() const { return stack_; }
+
+ private:
+  std::vector<const Module*> stack_;
+  std::vector<const Module*>* previous_;
+};
+
 class Module {
  public:
   explicit Module(std::string type_name = "Module");
@@ -35,7 +57,11 @@ class Module {
   // The forward pass of a module with one input and one output (every layer here). Containers
   // and models override it; the base throws, naming the module.
   virtual Tensor forward(const Tensor& input);
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  // forward, noted on this thread's module call stack while a ModuleCallRecorder is alive.
+  Tensor operator()(const Tensor& input) {
+    if (detail::t_module_calls == nullptr) return forward(input);
+    return recorded_forward(input);
+  }
 
   const std::string& type_name() const { return type_name_; }
   // The text inside the parentheses when printed, e.g. "in_features=784, out_features=10".
@@ -91,6 +117,7 @@ class Module {
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
+  Tensor recorded_forward(const Tensor& input);
   std::vector<Tensor> tensors() const;  // parameters and buffers
   void check_name(const std::string& kind, const std::string& name) const;
   void collect(const std::string& prefix, bool parameters, bool recurse,

@@ -12,6 +12,7 @@ void init_nn_more(py::module_& m);
 void init_memory(py::module_& m);     // bind_memory.cpp: wick._C._memory, for wick.memory
 void init_jit(py::module_& m);        // bind_jit.cpp: wick._C._jit, for wick.jit and wick.compile
 void init_quantized(py::module_& m);  // bind_quantized.cpp: wick._C._quantized (int8)
+void init_onnx(py::module_& m);       // bind_onnx.cpp: wick._C._onnx (ONNX export in C++)
 }  // namespace wick::python
 
 PYBIND11_MODULE(_C, m) {
@@ -42,6 +43,7 @@ PYBIND11_MODULE(_C, m) {
   init_memory(m);
   init_jit(m);
   init_quantized(m);
+  init_onnx(m);
 
   // Threads, small enough to live here.
   m.def("get_num_threads", []() { return omp_get_max_threads(); });

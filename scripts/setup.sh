@@ -31,6 +31,7 @@ packages=(
   liblmdb-dev                                # LMDB image stores (optional in CMake)
   python3-pil                                # scripts/write_digit_images.py: digits as PNG/JPEG
   nlohmann-json3-dev                         # JSON for safetensors checkpoint headers
+  libonnx-dev libprotobuf-dev                # ONNX's protobuf classes: ONNX export in C++
   libopenmpi-dev                             # MPI: the distributed backend for CPU tensors
   openmpi-bin                                # mpirun: starts the ranks of multi-process tests
   python3-dev pybind11-dev                   # the Python extension wick._C

@@ -1,4 +1,5 @@
-"""Small ONNX graphs for the import tests: build one with onnx.helper, run it in ONNX Runtime."""
+"""Small ONNX graphs for the import tests: build one with onnx.helper, run it in ONNX Runtime. And
+the `export` fixture of the export tests: wick.onnx.export, then its C++ twin where built."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,17 @@ except ImportError:  # pragma: no cover
     onnxruntime = None
 
 needs_ort = pytest.mark.skipif(onnxruntime is None, reason="onnxruntime is not installed")
+
+
+@pytest.fixture(params=["python", "cpp"])
+def export(request):
+    """wick.onnx.export, or the C++ exporter (jit/onnx_export.h) behind the same signature."""
+    import wick.onnx
+    if request.param == "python":
+        return wick.onnx.export
+    if not wick.onnx._export_cpp.available():
+        pytest.skip("this build has no C++ ONNX exporter (libonnx-dev, libprotobuf-dev)")
+    return wick.onnx.export_cpp
 
 
 def ort_run(model_or_path, *inputs):
