@@ -39,7 +39,8 @@ import wick.models  # noqa: E402
 from wick.models import QuantizableMNISTNet  # noqa: E402
 
 DIGITS = os.path.join(bench_common.ROOT, "assets", "mnist")
-QUANTIZABLE = {"cnn": QuantizableMNISTNet, "resnet18": wick.models.quantization.resnet18}
+QUANTIZABLE = {"cnn": QuantizableMNISTNet, "resnet20": wick.models.quantization.resnet20,
+               "resnet18": wick.models.quantization.resnet18}
 INPUT = {"cnn": (1, 28, 28), "resnet20": (3, 32, 32), "resnet18": (3, 224, 224)}
 
 
@@ -130,8 +131,7 @@ def int8_runtime(model, name, calibration, workdir):
     quantization: the same parameters, relus as modules, residual adds through FloatFunctional):
     fuse, prepare, calibrate, convert."""
     if name not in QUANTIZABLE:
-        return Runtime("wick int8", None, file_bytes="not run: no quantizable form (option-A "
-                       "shortcuts pad with zeros, which in uint8 is not the real 0)")
+        return Runtime("wick int8", None, file_bytes="not run: no quantizable form")
     import wick.quantization as wq
     qmodel = QUANTIZABLE[name]()
     qmodel.load_state_dict(model.state_dict())

@@ -1181,6 +1181,13 @@ class _nn:
     @staticmethod
     def zeros_(tensor: Any) -> Any: ...
 
+class _onnx:
+    """wick._C._onnx"""
+    @staticmethod
+    def available() -> bool: ...
+    @staticmethod
+    def export(fn: Callable[..., Any], example_inputs: List[Tensor], params: List[Tuple[str, Tensor]], path: str, opset_version: int, dynamic_batch: bool, constant_folding: bool, input_names: List[str], output_names: List[str], locate: Any = None) -> None: ...
+
 class _optim:
     """wick._C._optim"""
     @staticmethod

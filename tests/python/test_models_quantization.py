@@ -90,3 +90,55 @@ def test_quantize_true_is_refused():
         qmodels.resnet18(quantize=True)
     with pytest.raises(ValueError, match="downloads nothing"):
         qmodels.resnet34(weights="DEFAULT")
+
+
+def _cifar_pair():
+    """wick.models.resnet20 with batch-norm statistics from a few training batches, and its
+    quantizable twin loaded from the same state_dict."""
+    wick.manual_seed(0)
+    float_model = wick.models.resnet20()
+    with wick.no_grad():
+        for _ in range(3):
+            float_model(wick.randn(16, 3, 32, 32))
+    float_model.eval()
+    model = qmodels.resnet20()
+    model.load_state_dict(float_model.state_dict())  # strict: the same names
+    return float_model, model.eval()
+
+
+def test_cifar_resnet20_float_twin_then_int8_close_to_float():
+    float_model, model = _cifar_pair()
+    assert list(model.state_dict()) == list(float_model.state_dict())
+    x = wick.randn(8, 3, 32, 32)
+    with wick.no_grad():
+        expected = float_model(x).numpy()
+        assert np.array_equal(model(x).numpy(), expected)
+    quantized = _convert(model, (16, 3, 32, 32))
+    shortcut = quantized.layer2[0].downsample  # option A: padded in float, quantized again
+    assert type(shortcut.dequant) is nnq.DeQuantize and type(shortcut.quant) is nnq.Quantize
+    assert type(quantized.layer3[0].conv1) is nnq.ConvReLU2d
+    with wick.no_grad():
+        got = quantized(x).numpy()
+    assert np.abs(got - expected).max() < 0.05 * np.abs(expected).max()
+    assert np.mean(got.argmax(1) == expected.argmax(1)) >= 0.75
+
+
+@pytest.mark.parametrize("exporter", ["export", "export_cpp"])
+def test_int8_resnet20_exports_in_qdq_form_and_onnx_runtime_agrees(tmp_path, exporter):
+    ort = pytest.importorskip("onnxruntime")
+    import wick.onnx
+    if exporter == "export_cpp" and not wick.onnx._export_cpp.available():
+        pytest.skip("this build has no C++ ONNX exporter")
+    quantized = _convert(_cifar_pair()[1], (16, 3, 32, 32))
+    path = str(tmp_path / "resnet20-int8.onnx")
+    getattr(wick.onnx, exporter)(quantized, wick.randn(2, 3, 32, 32), path)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    for batch in (1, 5):
+        x = wick.randn(batch, 3, 32, 32)
+        with wick.no_grad():
+            expected = quantized(x).numpy()
+        got = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+        step = float(quantized.dequant.scale.item())
+        assert np.abs(got - expected).max() <= 2 * step + 1e-6

@@ -191,8 +191,10 @@ class ZeroPadShortcut(nn.Module):
 class CifarResNet(nn.Module):
     """6n + 2 layers for 32x32 inputs (n = `blocks_per_stage`)."""
 
-    def __init__(self, blocks_per_stage, num_classes=10, in_channels=3):
+    def __init__(self, blocks_per_stage, num_classes=10, in_channels=3, block=None,
+                 shortcut=None):
         super().__init__()
+        block, shortcut = block or BasicBlock, shortcut or ZeroPadShortcut  # quantizable twins
         if blocks_per_stage < 1:
             raise ValueError(f"[CifarResNet] blocks_per_stage must be at least 1; got "
                              f"{blocks_per_stage}")
@@ -204,9 +206,9 @@ class CifarResNet(nn.Module):
             blocks = []
             for i in range(blocks_per_stage):
                 s = stride if i == 0 else 1
-                shortcut = (ZeroPadShortcut(s, planes - inplanes)
-                            if s != 1 or inplanes != planes else None)
-                blocks.append(BasicBlock(inplanes, planes, s, shortcut))
+                pad = (shortcut(s, planes - inplanes)
+                       if s != 1 or inplanes != planes else None)
+                blocks.append(block(inplanes, planes, s, pad))
                 inplanes = planes
             stages.append(nn.Sequential(*blocks))
         self.layer1, self.layer2, self.layer3 = stages

@@ -15,7 +15,12 @@ parameter names, so a trained float state_dict loads into them. Quantize with wi
 from wick.models.quantization.mnist import QuantizableMNISTNet  # noqa: F401
 from wick.models.quantization.resnet import (  # noqa: F401
     QuantizableBasicBlock,
+    QuantizableCifarResNet,
     QuantizableResNet,
+    QuantizableZeroPadShortcut,
     resnet18,
+    resnet20,
+    resnet32,
     resnet34,
+    resnet56,
 )
