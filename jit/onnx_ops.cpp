@@ -57,13 +57,10 @@ class Translation {
   std::string result(size_t k, const char* op, const std::vector<std::string>& inputs,
                      onnx::NodeProto** made = nullptr) {
     std::string name = e_.fresh(op);
-    onnx::NodeProto* node = e_.node(info_.export_name[0] ? info_.export_name : op, inputs, {name});
+    onnx::NodeProto* node = e_.node(op, inputs, {name});
     if (made != nullptr) *made = node;
     e_.set(out(k), name);
     return name;
-  }
-  bool is_output(size_t k) const {
-    return k < n_.roles.size() && n_.roles[k] != Role::Read && n_.params[k] >= 0;
   }
 
   void run() {
