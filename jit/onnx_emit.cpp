@@ -99,6 +99,44 @@ onnx::TensorProto_DataType onnx_type(DType dtype) {
                               " has no ONNX element type here");
 }
 
+void set_int(onnx::NodeProto* n, const char* name, int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INT);
+  a->set_i(v);
+}
+
+void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void set_float(onnx::NodeProto* n, const char* name, double v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  a->set_f(static_cast<float>(v));
+}
+
+const DispatchAttr& node_attr(const Emitter& e, const Node& n, const char* name) {
+  for (const DispatchAttr& a : n.attrs) {
+    if (a.name == name) return a;
+  }
+  e.fail(std::string("op '") + n.name() + "' was recorded without " + name);
+}
+
+void set_conv_attrs(const Emitter& e, const Node& n, onnx::NodeProto* conv) {
+  std::vector<int64_t> pad = node_attr(e, n, "padding").ints;
+  set_ints(conv, "strides", node_attr(e, n, "stride").ints);
+  set_ints(conv, "pads", {pad[0], pad[1], pad[0], pad[1]});
+  set_ints(conv, "dilations", node_attr(e, n, "dilation").ints);
+  set_int(conv, "group", node_attr(e, n, "groups").i);
+  const Shape& w = e.g.value(n.params[1]).shape;
+  set_ints(conv, "kernel_shape", {w[2], w[3]});
+}
+
 Emitter::Emitter(const Graph& graph, const NamedTensors& params, const OnnxExportOptions& opts,
                  onnx::GraphProto& out)
     : g(graph), options(opts), out_(out) {
@@ -216,21 +254,25 @@ std::string Emitter::leaf(int id) {
     return name;
   }
   if (v.kind == ValueKind::Param) {
-    for (const auto& [storage, named] : param_storages_) {
-      if (named.first == v.name) return constant(id, named.second);
-    }
+    if (const Tensor* p = param_named(v.name)) return constant(id, *p);
     fail("parameter '" + v.name + "' is not contiguous; call .contiguous() on it before export");
   }
   return constant(id, v.constant);
+}
+
+// The parameter exported under `name`; null for one that is not one whole contiguous storage.
+const Tensor* Emitter::param_named(const std::string& name) const {
+  for (const auto& [storage, named] : param_storages_) {
+    if (named.first == name) return &named.second;
+  }
+  return nullptr;
 }
 
 Tensor Emitter::fixed(int id) const {
   const Value& v = g.value(id);
   if (v.kind == ValueKind::Constant) return v.constant;
   if (v.kind == ValueKind::Param) {
-    for (const auto& [storage, named] : param_storages_) {
-      if (named.first == v.name) return named.second;
-    }
+    if (const Tensor* p = param_named(v.name)) return *p;
   }
   fail("value %" + std::to_string(id) +
        " is computed inside the graph; a quantized layer's weight_scale and bias must be fixed "
@@ -261,17 +303,27 @@ std::string Emitter::constant(int id, const Tensor& t) {
   if (!splat) return initializer(c, fresh("const"));
   // A tensor of one repeated value (zeros for padding): ConstantOfShape, whose shape may follow
   // the batch.
+  return filled(dims_of(c.shape()), c.dtype(), std::string(bytes, es));
+}
+
+std::string Emitter::filled(const std::vector<int64_t>& shape, DType dtype,
+                            const std::string& bytes) {
   std::string name = fresh("filled");
-  onnx::NodeProto* n =
-      node("ConstantOfShape", {ints(dims_of(c.shape()), ShapeConst::Runtime)}, {name});
+  onnx::NodeProto* n = node("ConstantOfShape", {ints(shape, ShapeConst::Runtime)}, {name});
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name("value");
   a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
   onnx::TensorProto* value = a->mutable_t();
-  value->set_data_type(onnx_type(c.dtype()));
+  value->set_data_type(onnx_type(dtype));
   value->add_dims(1);
-  value->set_raw_data(bytes, es);
+  value->set_raw_data(bytes);
   return name;
+}
+
+std::string Emitter::float_scalar(double v) {
+  float f = static_cast<float>(v);
+  return raw(onnx::TensorProto_DataType_FLOAT, {},
+             std::string(reinterpret_cast<const char*>(&f), sizeof f));
 }
 
 std::string Emitter::whole(int base) {
@@ -313,11 +365,7 @@ std::string Emitter::whole(int base) {
     }
     if (at != frame[axis]) fail("writes into slices of a tensor that do not cover it");
     name = fresh("joined");
-    onnx::NodeProto* n = node("Concat", parts, {name});
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name("axis");
-    a->set_type(onnx::AttributeProto_AttributeType_INT);
-    a->set_i(axis);
+    set_int(node("Concat", parts, {name}), "axis", axis);
   }
   s = StorageState{name, frame, {}};
   return name;
@@ -358,11 +406,7 @@ std::string Emitter::read(int base, const Value& v) {
       permuted.push_back(v.shape[d]);
     }
     std::string y = fresh("transposed");
-    onnx::NodeProto* t = node("Transpose", {x}, {y});
-    onnx::AttributeProto* a = t->add_attribute();
-    a->set_name("perm");
-    a->set_type(onnx::AttributeProto_AttributeType_INTS);
-    for (int64_t p : perm) a->add_ints(p);
+    set_ints(node("Transpose", {x}, {y}), "perm", perm);
     x = y;
     sorted = permuted;
   }
@@ -399,14 +443,12 @@ void Emitter::write(int base, const Value& v, const std::string& content) {
   if (by_dim != f.order) {
     std::vector<int64_t> sorted;
     std::string y = fresh("transposed");
-    onnx::NodeProto* t = node("Transpose", {x}, {y});
-    onnx::AttributeProto* a = t->add_attribute();
-    a->set_name("perm");
-    a->set_type(onnx::AttributeProto_AttributeType_INTS);
+    std::vector<int64_t> perm;
     for (int d : f.order) {
-      a->add_ints(std::find(by_dim.begin(), by_dim.end(), d) - by_dim.begin());
+      perm.push_back(std::find(by_dim.begin(), by_dim.end(), d) - by_dim.begin());
       sorted.push_back(v.shape[d]);
     }
+    set_ints(node("Transpose", {x}, {y}), "perm", perm);
     x = y;
     squeezed = sorted;
   }

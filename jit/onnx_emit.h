@@ -58,6 +58,11 @@ class Emitter {
   // A constant of `type` with `dims` from raw little-endian bytes (a scale, a zero point).
   std::string raw(onnx::TensorProto_DataType type, const std::vector<int64_t>& dims,
                   const std::string& bytes);
+  // A scalar float32 constant (a scale, Clip's bounds, Pow's exponent).
+  std::string float_scalar(double v);
+  // ConstantOfShape of one element's `bytes`, its shape following the batch where it differs
+  // between the traces (Note [dynamic batch in ONNX]).
+  std::string filled(const std::vector<int64_t>& shape, DType dtype, const std::string& bytes);
   // The tensor behind a parameter or a folded constant (a quantized layer's scales and bias);
   // fails for a value computed inside the graph.
   Tensor fixed(int value) const;
@@ -77,6 +82,7 @@ class Emitter {
 
  private:
   std::string leaf(int value);
+  const Tensor* param_named(const std::string& name) const;
   std::string constant(int value, const Tensor& t);  // a constant, or a parameter's tensor
   std::string read(int base, const Value& layout);
   std::string whole(int base);
@@ -92,6 +98,14 @@ class Emitter {
 };
 
 onnx::TensorProto_DataType onnx_type(DType dtype);
+// Attributes of a node being written.
+void set_int(onnx::NodeProto* n, const char* name, int64_t v);
+void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v);
+void set_float(onnx::NodeProto* n, const char* name, double v);
+// A recorded attribute of a graph node; fails through `e`, naming the op, when it is missing.
+const DispatchAttr& node_attr(const Emitter& e, const Node& n, const char* name);
+// Conv's attributes from a conv2d or quantized_conv2d node (params[1] is the weight).
+void set_conv_attrs(const Emitter& e, const Node& n, onnx::NodeProto* conv);
 // One kernel node (onnx_ops.cpp); throws naming the op and module for one without a translation.
 void translate_kernel(Emitter& e, const Node& n);
 // The int8 ops in QDQ form (onnx_quantized.cpp); false for any other op.

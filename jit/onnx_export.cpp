@@ -133,11 +133,7 @@ class BatchMerge {
       parts.push_back(scaled);
     }
     flush();
-    onnx::NodeProto* concat = add_node("Concat", parts, a.name);
-    onnx::AttributeProto* axis = concat->add_attribute();
-    axis->set_name("axis");
-    axis->set_type(onnx::AttributeProto_AttributeType_INT);
-    axis->set_i(0);
+    onnx_detail::set_int(add_node("Concat", parts, a.name), "axis", 0);
   }
 
   // Moves the nodes made here in front of the nodes that use them (a graph is sorted).
@@ -164,14 +160,8 @@ class BatchMerge {
     if (batch_name_.empty()) {
       batch_name_ = "batch_size";
       onnx::NodeProto* n = add_node("Shape", {graph_.input(0).name()}, batch_name_);
-      onnx::AttributeProto* start = n->add_attribute();
-      start->set_name("start");
-      start->set_type(onnx::AttributeProto_AttributeType_INT);
-      start->set_i(0);
-      onnx::AttributeProto* end = n->add_attribute();
-      end->set_name("end");
-      end->set_type(onnx::AttributeProto_AttributeType_INT);
-      end->set_i(1);
+      onnx_detail::set_int(n, "start", 0);
+      onnx_detail::set_int(n, "end", 1);
     }
     return batch_name_;
   }

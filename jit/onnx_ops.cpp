@@ -11,46 +11,12 @@ namespace wick::jit::onnx_detail {
 
 namespace {
 
-const DispatchAttr* find_attr(const Node& n, const char* name) {
-  for (const DispatchAttr& a : n.attrs) {
-    if (a.name == name) return &a;
-  }
-  return nullptr;
-}
-
-void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void set_int(onnx::NodeProto* n, const char* name, int64_t v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_INT);
-  a->set_i(v);
-}
-void set_float(onnx::NodeProto* n, const char* name, double v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
-  a->set_f(static_cast<float>(v));
-}
-
 class Translation {
  public:
   Translation(Emitter& e, const Node& n) : e_(e), n_(n), info_(op_info(n.op)) {}
 
-  std::vector<int64_t> ints(const char* name) const {
-    const DispatchAttr* a = find_attr(n_, name);
-    if (a == nullptr) e_.fail(std::string("op '") + info_.name + "' was recorded without " + name);
-    return a->ints;
-  }
-  const DispatchAttr& attr(const char* name) const {
-    const DispatchAttr* a = find_attr(n_, name);
-    if (a == nullptr) e_.fail(std::string("op '") + info_.name + "' was recorded without " + name);
-    return *a;
-  }
+  std::vector<int64_t> ints(const char* name) const { return attr(name).ints; }
+  const DispatchAttr& attr(const char* name) const { return node_attr(e_, n_, name); }
   std::string in(size_t k) const { return e_.get(n_.params[k]); }
   // The value of parameter k when the node writes it (its output).
   int out(size_t k) const { return n_.params[k]; }
@@ -92,13 +58,7 @@ class Translation {
       std::vector<std::string> inputs{in(0), in(1)};
       if (n_.params[2] >= 0) inputs.push_back(in(2));
       result(3, "Conv", inputs, &made);
-      std::vector<int64_t> pad = ints("padding");
-      set_ints(made, "strides", ints("stride"));
-      set_ints(made, "pads", {pad[0], pad[1], pad[0], pad[1]});
-      set_ints(made, "dilations", ints("dilation"));
-      set_int(made, "group", attr("groups").i);
-      const Value& w = e_.g.value(n_.params[1]);
-      set_ints(made, "kernel_shape", {w.shape[2], w.shape[3]});
+      set_conv_attrs(e_, n_, made);
     } else if (n_.op == OpKey::max_pool2d || n_.op == OpKey::avg_pool2d) {
       result(1, info_.export_name, {in(0)}, &made);
       std::vector<int64_t> pad = ints("padding");
@@ -141,12 +101,6 @@ class Translation {
   }
 
  private:
-  std::string float_constant(double v) {
-    float f = static_cast<float>(v);
-    return e_.raw(onnx::TensorProto_DataType_FLOAT, {},
-                  std::string(reinterpret_cast<const char*>(&f), sizeof f));
-  }
-
   // The unary ops with attributes take them as ONNX attributes or as constant inputs.
   void unary() {
     onnx::NodeProto* made = nullptr;
@@ -160,9 +114,9 @@ class Translation {
       if (e_.g.value(n_.params[0]).dtype != kFloat32)
         e_.fail(std::string("op '") + info_.name + "' on a tensor other than float32");
       if (n_.op == OpKey::clamp)
-        result(1, "Clip", {in(0), float_constant(attr("min").f), float_constant(attr("max").f)});
+        result(1, "Clip", {in(0), e_.float_scalar(attr("min").f), e_.float_scalar(attr("max").f)});
       else
-        result(1, "Pow", {in(0), float_constant(attr("exponent").f)});
+        result(1, "Pow", {in(0), e_.float_scalar(attr("exponent").f)});
     } else if (info_.generated_api) {
       result(1, info_.export_name, {in(0)});
     } else {
@@ -191,16 +145,9 @@ class Translation {
   void fill() {
     const Value& v = e_.g.value(out(0));
     Tensor one = full({1}, attr("value").scalar, v.dtype);
-    std::string name = e_.fresh("filled");
-    onnx::NodeProto* made =
-        e_.node("ConstantOfShape", {e_.ints(v.shape.vec(), ShapeConst::Runtime)}, {name});
-    onnx::AttributeProto* a = made->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
-    a->mutable_t()->set_data_type(onnx_type(v.dtype));
-    a->mutable_t()->add_dims(1);
-    a->mutable_t()->set_raw_data(one.data_ptr(), one.nbytes());
-    e_.set(out(0), name);
+    e_.set(out(0), e_.filled(v.shape.vec(), v.dtype,
+                             std::string(static_cast<const char*>(one.data_ptr()),
+                                         static_cast<size_t>(one.nbytes()))));
   }
 
   // copy(src, dst): a cast (or nothing) into a fresh value or into a slice of a buffer.

@@ -17,34 +17,9 @@ namespace wick::jit::onnx_detail {
 
 namespace {
 
-const DispatchAttr& attr(Emitter& e, const Node& n, const char* name) {
-  for (const DispatchAttr& a : n.attrs) {
-    if (a.name == name) return a;
-  }
-  e.fail(std::string("op '") + op_info(n.op).name + "' was recorded without " + name);
-}
-
-std::string float_scalar(Emitter& e, double v) {
-  float f = static_cast<float>(v);
-  return e.raw(onnx::TensorProto_DataType_FLOAT, {}, std::string(reinterpret_cast<char*>(&f), 4));
-}
-
 std::string zero_point(Emitter& e, DType dtype, int64_t zp) {
   char byte = static_cast<char>(static_cast<uint8_t>(zp & 0xff));
   return e.raw(onnx_type(dtype), {}, std::string(1, byte));
-}
-
-void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void set_int(onnx::NodeProto* n, const char* name, int64_t v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_INT);
-  a->set_i(v);
 }
 
 std::string dequantized(Emitter& e, const std::string& x, const std::string& scale,
@@ -64,9 +39,9 @@ void quantized_layer(Emitter& e, const Node& n, bool conv) {
   const Value& input = e.g.value(n.params[0]);
   const Value& weight = e.g.value(n.params[1]);
   const Value& out = e.g.value(n.params[4]);
-  float input_scale = static_cast<float>(attr(e, n, "input_scale").f);
-  std::string x = dequantized(e, e.get(n.params[0]), float_scalar(e, input_scale),
-                              zero_point(e, input.dtype, attr(e, n, "input_zero_point").i));
+  float input_scale = static_cast<float>(node_attr(e, n, "input_scale").f);
+  std::string x = dequantized(e, e.get(n.params[0]), e.float_scalar(input_scale),
+                              zero_point(e, input.dtype, node_attr(e, n, "input_zero_point").i));
   int64_t channels = weight.shape[0];
   auto along_channels = [&](const std::string& q, const std::string& scale,
                             const std::string& zeros) {
@@ -102,25 +77,19 @@ void quantized_layer(Emitter& e, const Node& n, bool conv) {
   }
   std::string y = e.fresh(conv ? "conv" : "linear");
   if (conv) {
-    onnx::NodeProto* c = e.node("Conv", inputs, {y});
-    std::vector<int64_t> pad = attr(e, n, "padding").ints;
-    set_ints(c, "strides", attr(e, n, "stride").ints);
-    set_ints(c, "pads", {pad[0], pad[1], pad[0], pad[1]});
-    set_ints(c, "dilations", attr(e, n, "dilation").ints);
-    set_int(c, "group", attr(e, n, "groups").i);
-    set_ints(c, "kernel_shape", {weight.shape[2], weight.shape[3]});
+    set_conv_attrs(e, n, e.node("Conv", inputs, {y}));
   } else {
     set_int(e.node("Gemm", inputs, {y}), "transB", 1);
   }
-  if (attr(e, n, "relu").i != 0) {
+  if (node_attr(e, n, "relu").i != 0) {
     std::string r = e.fresh("relu");
     e.node("Relu", {y}, {r});
     y = r;
   }
   std::string q = e.fresh("quantized");
   e.node("QuantizeLinear",
-         {y, float_scalar(e, attr(e, n, "output_scale").f),
-          zero_point(e, out.dtype, attr(e, n, "output_zero_point").i)},
+         {y, e.float_scalar(node_attr(e, n, "output_scale").f),
+          zero_point(e, out.dtype, node_attr(e, n, "output_zero_point").i)},
          {q});
   e.set(n.params[4], q);
 }
@@ -134,8 +103,8 @@ bool translate_quantized(Emitter& e, const Node& n) {
     const Value& q = e.g.value(n.params[quantize ? 1 : 0]);
     std::string y = e.fresh(quantize ? "quantized" : "dequantized");
     e.node(quantize ? "QuantizeLinear" : "DequantizeLinear",
-           {e.get(n.params[0]), float_scalar(e, attr(e, n, "scale").f),
-            zero_point(e, q.dtype, attr(e, n, "zero_point").i)},
+           {e.get(n.params[0]), e.float_scalar(node_attr(e, n, "scale").f),
+            zero_point(e, q.dtype, node_attr(e, n, "zero_point").i)},
            {y});
     e.set(n.params[1], y);
     return true;

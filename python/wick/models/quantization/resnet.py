@@ -34,17 +34,17 @@ class QuantizableBasicBlock(BasicBlock):
         wq.fuse_modules(self, groups, inplace=True)
 
 
-class QuantizableResNet(ResNet):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+class _QuantizableEnds:
+    """What both layouts add around their float network: QuantStub/DeQuantStub at the ends, the
+    head in float between dequant_pool and quant_head, and fuse_model."""
+
+    def _add_stubs(self):
         self.quant = wq.QuantStub()
         self.dequant = wq.DeQuantStub()
         self.dequant_pool = wq.DeQuantStub()
         self.quant_head = wq.QuantStub()
 
-    def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(self.quant(x)))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+    def _head(self, x):
         x = wick.flatten(self.avgpool(self.dequant_pool(x)), 1)
         return self.dequant(self.fc(self.quant_head(x)))
 
@@ -55,6 +55,16 @@ class QuantizableResNet(ResNet):
             if type(m) is QuantizableBasicBlock:
                 m.fuse_model()
         return self
+
+
+class QuantizableResNet(_QuantizableEnds, ResNet):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._add_stubs()
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(self.quant(x)))))
+        return self._head(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
 
 
 class QuantizableZeroPadShortcut(ZeroPadShortcut):
@@ -67,28 +77,15 @@ class QuantizableZeroPadShortcut(ZeroPadShortcut):
         return self.quant(super().forward(self.dequant(x)))
 
 
-class QuantizableCifarResNet(CifarResNet):
+class QuantizableCifarResNet(_QuantizableEnds, CifarResNet):
     def __init__(self, blocks_per_stage, **kwargs):
         super().__init__(blocks_per_stage, block=QuantizableBasicBlock,
                          shortcut=QuantizableZeroPadShortcut, **kwargs)
-        self.quant = wq.QuantStub()
-        self.dequant = wq.DeQuantStub()
-        self.dequant_pool = wq.DeQuantStub()
-        self.quant_head = wq.QuantStub()
+        self._add_stubs()
 
     def forward(self, x):
         x = self.relu(self.bn1(self.conv1(self.quant(x))))
-        x = self.layer3(self.layer2(self.layer1(x)))
-        x = wick.flatten(self.avgpool(self.dequant_pool(x)), 1)
-        return self.dequant(self.fc(self.quant_head(x)))
-
-    def fuse_model(self):
-        """Fuses conv + batch norm (+ relu) everywhere, in place; call in eval mode."""
-        wq.fuse_modules(self, ["conv1", "bn1", "relu"], inplace=True)
-        for m in self.modules():
-            if type(m) is QuantizableBasicBlock:
-                m.fuse_model()
-        return self
+        return self._head(self.layer3(self.layer2(self.layer1(x))))
 
 
 def resnet20(**kwargs):
