@@ -108,6 +108,7 @@ void Executor::prepack(Step& step, const std::vector<bool>& updated) {
                                                                options_.winograd);
   ++prepacked_;
   winograd_ += step.packed_weight->algorithm() == cpu::PackedConvWeight::Algorithm::kWinograd;
+  direct_ += step.packed_weight->algorithm() == cpu::PackedConvWeight::Algorithm::kDirect;
 }
 
 void Executor::bind_leaf(const Value& v, const Tensor& t, const char* what) {

@@ -41,9 +41,11 @@ class Executor {
   const MemoryPlan& memory_plan() const { return plan_; }
   bool planned() const { return options_.plan_memory; }
   int64_t kernels_per_run() const { return kernels_per_run_; }
-  // Convolutions whose weight was packed ahead of time, and how many of them run Winograd.
+  // Convolutions whose weight was packed ahead of time, and how many of them run Winograd or
+  // the direct convolution (the others: im2col + GEMM).
   int64_t prepacked_weights() const { return prepacked_; }
   int64_t winograd_convolutions() const { return winograd_; }
+  int64_t direct_convolutions() const { return direct_; }
   int64_t runs() const { return runs_; }
 
  private:
@@ -71,6 +73,7 @@ class Executor {
   int64_t kernels_per_run_ = 0;
   int64_t prepacked_ = 0;
   int64_t winograd_ = 0;
+  int64_t direct_ = 0;
   int64_t runs_ = 0;
 };
 

@@ -253,6 +253,7 @@ void init_jit(py::module_& root) {
         const jit::Executor& e = f.executor();
         d["prepacked"] = e.prepacked_weights();
         d["winograd"] = e.winograd_convolutions();
+        d["direct"] = e.direct_convolutions();
         return d;
       });
 

@@ -3,6 +3,7 @@
 // that takes or returns tensors.
 #include <omp.h>
 
+#include "core/cpu/conv_direct.h"
 #include "python/bind_common.h"
 
 // nnlayers: convolution, pooling, normalization and resampling, part two (bind_nn_more.cpp,
@@ -54,6 +55,19 @@ PYBIND11_MODULE(_C, m) {
         omp_set_num_threads(n);
       },
       py::arg("num"));
+
+  py::module_ cpu = m.def_submodule("_cpu", "switches of the CPU kernels (wick.backends.cpu)");
+  cpu.def("direct_conv_enabled", &wick::cpu::direct_conv_enabled);
+  cpu.def("set_direct_conv_enabled", &wick::cpu::set_direct_conv_enabled, py::arg("enabled"));
+  cpu.def("capability", []() {  // what -march gave the vector kernels, in PyTorch's words
+#if defined(__AVX512F__)
+    return "AVX512";
+#elif defined(__AVX2__)
+    return "AVX2";
+#else
+    return "DEFAULT";
+#endif
+  });
 
   install_one_line_type_errors(m);  // last: it covers everything bound above
 }

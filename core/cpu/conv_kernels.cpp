@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu/conv_direct.h"
 #include "core/cpu/conv_prepacked.h"
 #include "core/cpu/gemm.h"
 #include "core/cpu/loops.h"
@@ -233,6 +234,14 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
   const T* x = static_cast<const T*>(input.data_ptr());
   const T* b = bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr;
   T* y = static_cast<T*>(out.data_ptr());
+  if constexpr (std::is_same_v<T, float>) {
+    // Note [direct convolution over padded rows]; a frozen graph's weight comes prepacked.
+    if (prepacked == nullptr && direct_conv_enabled() && direct_conv_fits(weight, p, s.ow)) {
+      conv2d_direct(DirectConvWeight(w, s.o, s.c), x, s.n, s.h, s.w, b, y, p.padding[0],
+                    p.padding[1]);
+      return;
+    }
+  }
   // float32 weights are packed for the GEMM once, not once per image (Note [a weight packed once]).
   std::vector<PackedA> packed_here;
   if constexpr (std::is_same_v<T, float>) {
@@ -326,11 +335,19 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
                 w[((o * s.c + c) * s.kh + i) * s.kw + j];
   }
   std::vector<PackedA> packed_flipped;  // float32: packed once for every image
+  bool dx_direct = false;                // ... or run directly, for all images at once
   if constexpr (std::is_same_v<T, float>) {
-    if (dx_as_conv)
+    dx_direct = dx_as_conv && direct_conv_enabled() && direct_conv_fits(
+                    {s.c, s.o, s.kh, s.kw}, tp, s.w);
+    if (dx_direct) {
+      conv2d_direct(DirectConvWeight(flipped.data(), s.c, s.o), dy, s.n, s.oh, s.ow, nullptr, dx,
+                    tp.padding[0], tp.padding[1]);
+    } else if (dx_as_conv) {
       packed_flipped.emplace_back(s.c, ts.rows(), MatrixRef{flipped.data(), ts.rows(), 1});
+    }
   }
-  const int64_t cols_size = std::max(s.rows() * L, dx_as_conv ? ts.rows() * ts.positions() : 0);
+  const int64_t cols_size =
+      std::max(s.rows() * L, dx_as_conv && !dx_direct ? ts.rows() * ts.positions() : 0);
   for_each_image(s.n, [&](int64_t n, int t) {
     cols[t].resize(cols_size);
     const T* dyn = dy + n * s.o * L;
@@ -342,7 +359,9 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
                      1.0, {partial_dw[t].data() + k * og * kg, kg, 1});
       }
     }
-    if (dx_as_conv) {
+    if (dx_direct) {
+      // done above
+    } else if (dx_as_conv) {
       im2col(dyn, ts, tp, cols[t].data());
       if constexpr (std::is_same_v<T, float>) {
         gemm_prepacked(packed_flipped[0], ts.positions(), 1.0f, {cols[t].data(), ts.positions(), 1},
@@ -438,6 +457,10 @@ PackedConvWeight::PackedConvWeight(const Tensor& weight, const Conv2dParams& par
     return;
   }
   Tensor w = weight.contiguous();
+  if (direct_conv_enabled() && direct_conv_fits(shape_, params, out_w)) {
+    direct_ = std::make_unique<DirectConvWeight>(w.data<float>(), w.size(0), w.size(1));
+    return;
+  }
   const int64_t og = w.size(0) / groups, kg = w.size(1) * w.size(2) * w.size(3);
   const float* data = w.data<float>();
   for (int64_t k = 0; k < groups; ++k)
@@ -449,6 +472,20 @@ void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const
   if (weight.winograd() != nullptr)
     return conv2d_winograd(*weight.winograd(), input, bias, out, params);
   const Shape& w = weight.shape();
+  if (weight.direct() != nullptr) {
+    const DirectConvWeight& d = *weight.direct();
+    check_value(input.dim() == 4 && input.size(1) == d.in_channels() &&
+                    input.dtype() == kFloat32 && input.is_contiguous() && out.dim() == 4 &&
+                    out.size(1) == d.out_channels() && out.is_contiguous() &&
+                    direct_conv_fits(w, params, out.size(3)) &&
+                    out.size(2) == input.size(2) + 2 * params.padding[0] - 2 &&
+                    out.size(3) == input.size(3) + 2 * params.padding[1] - 2,
+                "conv2d_prepacked", "the packed weight ", w, " does not fit input ",
+                input.shape(), " and output ", out.shape());
+    return conv2d_direct(d, input.data<float>(), input.size(0), input.size(2), input.size(3),
+                         bias.defined() ? bias.data<float>() : nullptr, out.data<float>(),
+                         params.padding[0], params.padding[1]);
+  }
   check_value(static_cast<int64_t>(weight.groups().size()) == params.groups && input.dim() == 4 &&
                   input.size(1) == w[1] * params.groups && input.dtype() == kFloat32 &&
                   input.is_contiguous() && out.size(1) == w[0],

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu/conv_direct.h"
 #include "core/cpu/gemm.h"
 #include "core/cpu/winograd.h"
 #include "core/kernels.h"
@@ -25,22 +26,27 @@ namespace wick::cpu {
 
 class PackedConvWeight {
  public:
-  enum class Algorithm { kIm2col, kWinograd };
+  enum class Algorithm { kIm2col, kWinograd, kDirect };
   // `weight`: float32 [O, C / groups, kh, kw] on the CPU, for inputs of `input_shape` [N, C, H, W]
   // convolved with `params`. A 3x3 stride-1 convolution with enough output tiles is packed for
-  // Winograd (Note [Winograd F(2x2, 3x3)]), any other for im2col + GEMM; `allow_winograd`
-  // false keeps im2col (the reference the benchmark compares against).
+  // Winograd (Note [Winograd F(2x2, 3x3)]), another 3x3 stride-1 one blocked for the direct
+  // convolution when that is enabled (Note [direct convolution over padded rows]), any other
+  // for im2col + GEMM; `allow_winograd` false keeps Winograd out (the benchmark's reference).
   PackedConvWeight(const Tensor& weight, const Conv2dParams& params, const Shape& input_shape,
                    bool allow_winograd = true);
   const Shape& shape() const { return shape_; }
-  Algorithm algorithm() const { return winograd_ ? Algorithm::kWinograd : Algorithm::kIm2col; }
+  Algorithm algorithm() const {
+    return winograd_ ? Algorithm::kWinograd : direct_ ? Algorithm::kDirect : Algorithm::kIm2col;
+  }
   const std::vector<PackedA>& groups() const { return groups_; }
   const WinogradWeight* winograd() const { return winograd_.get(); }
+  const DirectConvWeight* direct() const { return direct_.get(); }
 
  private:
   Shape shape_;
   std::vector<PackedA> groups_;
   std::unique_ptr<WinogradWeight> winograd_;
+  std::unique_ptr<DirectConvWeight> direct_;
 };
 
 // conv2d's CPU kernel (Conv2dKernel) with the weight packed ahead of time: the same result as

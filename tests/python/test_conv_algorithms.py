@@ -1,8 +1,11 @@
 """The CPU convolution's algorithms against PyTorch 1.13 and against each other: the float32
 forward that gathers its im2col panels straight from the image (Note [im2col inside the
-packing]), weights packed ahead of time in frozen graphs (Note [weights packed ahead of time])
-and Winograd's F(2x2, 3x3) (Note [Winograd F(2x2, 3x3)]); max pooling without indices."""
+packing]), the direct 3x3 convolution over padded rows, forward and input gradient (Note [direct
+convolution over padded rows]), weights packed ahead of time in frozen graphs (Note [weights
+packed ahead of time]) and Winograd's F(2x2, 3x3) (Note [Winograd F(2x2, 3x3)]); max pooling
+without indices."""
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -61,6 +64,82 @@ def test_float32_forward_gathers_panels_like_torch(case):
         close(got.numpy(), want, 1e-5)
 
 
+@contextlib.contextmanager
+def im2col_only():
+    """Every convolution by im2col + GEMM, the reference (wick.backends.cpu)."""
+    wick.backends.cpu.direct_convolution = False
+    try:
+        yield
+    finally:
+        wick.backends.cpu.direct_convolution = True
+
+
+@contextlib.contextmanager
+def threads(n):
+    saved = wick.get_num_threads()
+    wick.set_num_threads(n)
+    try:
+        yield
+    finally:
+        wick.set_num_threads(saved)
+
+
+DIRECT_CASES = [  # (batch, in channels, out channels, padding, (height, width))
+    (1, 1, 1, 1, (8, 8)),
+    (1, 3, 16, 1, (32, 32)),
+    (3, 16, 12, 1, (13, 21)),   # out channels not a multiple of the 8-channel block
+    (2, 5, 3, 0, (10, 40)),     # no padding: the output is two narrower than the input
+    (4, 7, 9, 2, (9, 17)),      # padding 2: wider than the input
+    (1, 32, 24, 1, (16, 50)),
+    (5, 2, 17, 1, (6, 30)),     # an odd batch over two threads
+]
+
+
+@pytest.mark.parametrize("case", DIRECT_CASES, ids=[str(i) for i in range(len(DIRECT_CASES))])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_direct_equals_im2col_and_torch(case, nthreads):
+    """The forward and the input gradient (a direct convolution of dY with the flipped weight)
+    against PyTorch, and against im2col + GEMM; the weight and bias gradients stay im2col's."""
+    n, c, o, pad, (h, w) = case
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
+    want = torch.nn.functional.conv2d(tx, tw, tb, padding=pad)
+    dy = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    want.backward(torch.from_numpy(dy))
+
+    def run():
+        wx, ww, wb = (wick.tensor(a, requires_grad=True) for a in (x, wt, b))
+        got = F.conv2d(wx, ww, wb, padding=pad)
+        got.backward(wick.tensor(dy))
+        return [t.detach().numpy() for t in (got, wx.grad, ww.grad, wb.grad)]
+
+    with threads(nthreads):
+        direct = run()
+        with im2col_only():
+            reference = run()
+    for got, ref, expected in zip(direct, reference, (want, tx.grad, tw.grad, tb.grad)):
+        close(got, expected.detach().numpy(), 1e-5)
+        close(got, ref, 1e-6)
+
+
+def test_direct_convolution_can_be_turned_off():
+    assert wick.backends.cpu.direct_convolution is True
+    assert wick.backends.cpu.get_cpu_capability() in ("AVX512", "AVX2", "DEFAULT")
+    conv = nn.Conv2d(4, 8, 3, padding=1).eval()
+    x = wick.randn(2, 4, 16, 16)
+    with im2col_only():
+        assert wick.backends.cpu.direct_convolution is False
+        compiled, got, eager = frozen_pair(conv, x, winograd=False)
+        assert compiled.convolutions == {"prepacked": 1, "winograd": 0, "direct": 0}
+    direct, got_direct, _ = frozen_pair(conv, x, winograd=False)
+    assert direct.convolutions == {"prepacked": 1, "winograd": 0, "direct": 1}
+    close(got_direct, got, 1e-6)
+    close(got, eager, 1e-6)
+
+
 def frozen_pair(module, x, **options):
     with wick.no_grad():
         compiled = wick.compile(module, freeze=True, **options)
@@ -88,9 +167,10 @@ def check_winograd(rng, conv, size, bias, batch, padding):
     channels = conv.weight.shape[1]
     x = wick.tensor(rng.standard_normal((batch, channels) + size).astype(np.float32))
     winograd, got, eager = frozen_pair(conv, x)
-    assert winograd.convolutions == {"prepacked": 1, "winograd": 1}
-    im2col, reference, _ = frozen_pair(conv, x, winograd=False)
-    assert im2col.convolutions == {"prepacked": 1, "winograd": 0}
+    assert winograd.convolutions == {"prepacked": 1, "winograd": 1, "direct": 0}
+    with im2col_only():
+        im2col, reference, _ = frozen_pair(conv, x, winograd=False)
+    assert im2col.convolutions == {"prepacked": 1, "winograd": 0, "direct": 0}
     want = torch.nn.functional.conv2d(torch.from_numpy(x.numpy()),
                                       torch.from_numpy(conv.weight.detach().numpy()),
                                       torch.from_numpy(conv.bias.detach().numpy()) if bias else None,
@@ -106,7 +186,7 @@ def test_winograd_skipped_where_it_does_not_fit():
     for conv in (nn.Conv2d(4, 4, 3, stride=2), nn.Conv2d(4, 4, 3, dilation=2),
                  nn.Conv2d(4, 4, 3, groups=2), nn.Conv2d(4, 4, 5), nn.Conv2d(4, 4, 1)):
         compiled, got, eager = frozen_pair(conv.eval(), x)
-        assert compiled.convolutions == {"prepacked": 1, "winograd": 0}
+        assert compiled.convolutions == {"prepacked": 1, "winograd": 0, "direct": 0}
         close(got, eager, 1e-6)
     compiled, _, _ = frozen_pair(nn.Conv2d(4, 4, 3, padding=1).eval(), wick.randn(1, 4, 7, 7))
     assert compiled.convolutions["winograd"] == 0  # 16 tiles of 2x2: im2col is as fast
@@ -114,7 +194,7 @@ def test_winograd_skipped_where_it_does_not_fit():
     wick.set_num_threads(2)
     try:  # a batch with fewer than 64 input channels
         compiled, _, _ = frozen_pair(nn.Conv2d(16, 16, 3).eval(), wick.randn(4, 16, 20, 20))
-        assert compiled.convolutions["winograd"] == 0
+        assert compiled.convolutions == {"prepacked": 1, "winograd": 0, "direct": 1}
     finally:
         wick.set_num_threads(saved)
 
@@ -125,9 +205,9 @@ def test_nothing_is_prepacked_without_freeze_or_when_asked_not_to():
     with wick.no_grad():
         unfrozen = wick.compile(conv)
         unfrozen(x)
-        assert unfrozen.convolutions == {"prepacked": 0, "winograd": 0}
+        assert unfrozen.convolutions == {"prepacked": 0, "winograd": 0, "direct": 0}
     compiled, got, eager = frozen_pair(conv, x, prepack_weights=False)
-    assert compiled.convolutions == {"prepacked": 0, "winograd": 0}
+    assert compiled.convolutions == {"prepacked": 0, "winograd": 0, "direct": 0}
     close(got, eager, 1e-6)
 
 
@@ -147,8 +227,9 @@ def test_resnet18_frozen_equals_eager():
     compiled, got, eager = frozen_pair(model, x)
     assert compiled.convolutions["prepacked"] == 20
     # The four 3x3 stride-1 convolutions of the first stage (16x16 outputs, 64 tiles); the
-    # second stage's 8x8 outputs have only 16 tiles.
+    # second stage's 8x8 outputs have only 16 tiles and run directly; 4x4 rows are too short.
     assert compiled.convolutions["winograd"] == 4
+    assert compiled.convolutions["direct"] == 3  # the second stage's: 8 columns, no tiles
     close(got, eager, 1e-5)
 
 

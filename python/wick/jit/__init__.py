@@ -129,8 +129,9 @@ class CompiledModule:
 
     @property
     def convolutions(self):
-        """{'prepacked': n, 'winograd': m}: the float32 CPU convolutions of the latest graph whose
-        weight was packed ahead of time (frozen graphs), and how many of those run Winograd."""
+        """{'prepacked': n, 'winograd': m, 'direct': d}: the float32 CPU convolutions of the
+        latest graph whose weight was packed ahead of time (frozen graphs), and how many of those
+        run Winograd and the direct convolution (the rest run im2col + GEMM)."""
         return self._compiled.convolutions
 
 

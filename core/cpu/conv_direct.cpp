@@ -1,0 +1,197 @@
+// Direct 3x3 convolution over padded rows (Note [direct convolution over padded rows]).
+#include "core/cpu/conv_direct.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "core/cpu/loops.h"
+
+namespace wick::cpu {
+
+namespace {
+
+// As in gemm.cpp, GCC's vector extensions give AVX-512, AVX2 or SSE code from one source; the
+// register block shrinks with the register count (RO x RJ accumulators + RJ inputs + 1 weight).
+#if defined(__AVX512F__)
+constexpr int kVector = 16;
+constexpr int RJ = 3;
+#elif defined(__AVX__)
+constexpr int kVector = 8;
+constexpr int RJ = 1;
+#else
+constexpr int kVector = 4;
+constexpr int RJ = 1;
+#endif
+constexpr int RO = DirectConvWeight::kBlock;
+constexpr int kTaps = 9;
+constexpr int64_t kColumnsPerStep = RJ * kVector;
+typedef float Vec __attribute__((vector_size(kVector * sizeof(float))));
+
+inline Vec load_unaligned(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof(Vec));
+  return v;
+}
+inline void store_unaligned(float* p, Vec v) { std::memcpy(p, &v, sizeof(Vec)); }
+
+struct Geometry {
+  int64_t c, h, w, pad_h, pad_w;
+  int64_t padded_w() const { return w + 2 * pad_w; }
+  int64_t plane() const { return (h + 2 * pad_h) * padded_w(); }
+  int64_t out_h() const { return h + 2 * pad_h - 2; }
+  int64_t out_w() const { return padded_w() - 2; }
+  // Outputs in the padded row space, rounded up to whole micro-kernel steps.
+  int64_t rows() const { return out_h() * padded_w(); }
+  int64_t rows_rounded() const {
+    return (rows() + kColumnsPerStep - 1) / kColumnsPerStep * kColumnsPerStep;
+  }
+  // The last step of the last channel reads up to rows_rounded() - rows() + 2 floats past the
+  // planes (Note [direct convolution over padded rows]); they are zeros and feed only
+  // thrown-away outputs.
+  int64_t padded_floats() const { return c * plane() + kColumnsPerStep + kVector; }
+};
+
+// Channels [c0, c1) of `image` into the zero-bordered planes of `padded`.
+void pad_channels(const float* image, const Geometry& g, int64_t c0, int64_t c1, float* padded) {
+  const int64_t wp = g.padded_w();
+  for (int64_t c = c0; c < c1; ++c) {
+    float* plane = padded + c * g.plane();
+    std::fill(plane, plane + g.pad_h * wp, 0.0f);
+    for (int64_t y = 0; y < g.h; ++y) {
+      float* row = plane + (g.pad_h + y) * wp;
+      std::fill(row, row + g.pad_w, 0.0f);
+      std::memcpy(row + g.pad_w, image + (c * g.h + y) * g.w, g.w * sizeof(float));
+      std::fill(row + g.pad_w + g.w, row + wp, 0.0f);
+    }
+    std::fill(plane + (g.pad_h + g.h) * wp, plane + g.plane(), 0.0f);
+  }
+  if (c1 == g.c) std::fill(padded + g.c * g.plane(), padded + g.padded_floats(), 0.0f);
+}
+
+// acc[o][j] = sum_c sum_tap weight[o][c][tap] * padded[c][j + offset(tap)] for one block of RO
+// output channels, every j of the padded row space; `block` is [C][9][RO].
+void block_kernel(const float* __restrict padded, const float* __restrict block, const Geometry& g,
+                  float* __restrict acc_rows) {
+  const int64_t wp = g.padded_w(), plane = g.plane(), rows = g.rows_rounded();
+  const int64_t offsets[kTaps] = {0, 1, 2, wp, wp + 1, wp + 2, 2 * wp, 2 * wp + 1, 2 * wp + 2};
+  for (int64_t j0 = 0; j0 < rows; j0 += kColumnsPerStep) {
+    Vec acc[RO][RJ];
+    for (int o = 0; o < RO; ++o)
+      for (int r = 0; r < RJ; ++r) acc[o][r] = Vec{};
+    const float* in = padded + j0;
+    const float* wc = block;
+    for (int64_t c = 0; c < g.c; ++c, in += plane, wc += kTaps * RO) {
+#pragma GCC unroll 9
+      for (int t = 0; t < kTaps; ++t) {
+        Vec x[RJ];
+        for (int r = 0; r < RJ; ++r) x[r] = load_unaligned(in + offsets[t] + r * kVector);
+#pragma GCC unroll 8
+        for (int o = 0; o < RO; ++o) {
+          const float wv = wc[t * RO + o];  // a scalar operand broadcasts by itself
+          for (int r = 0; r < RJ; ++r) acc[o][r] += wv * x[r];
+        }
+      }
+    }
+    for (int o = 0; o < RO; ++o)
+      for (int r = 0; r < RJ; ++r) store_unaligned(acc_rows + o * rows + j0 + r * kVector, acc[o][r]);
+  }
+}
+
+// out[o][y][x] = acc[o][y * Wp + x] + bias[o] (then ReLU) for the block's real channels.
+void write_block(const float* acc_rows, const Geometry& g, int64_t o0, int64_t o1,
+                 const float* bias, bool relu, float* out) {
+  const int64_t wp = g.padded_w(), rows = g.rows_rounded(), oh = g.out_h(), ow = g.out_w();
+  for (int64_t o = o0; o < o1; ++o) {
+    const float b = bias != nullptr ? bias[o] : 0.0f;
+    const float* src = acc_rows + (o - o0) * rows;
+    float* dst = out + o * oh * ow;
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t x = 0; x < ow; ++x) {
+        const float v = src[y * wp + x] + b;
+        dst[y * ow + x] = relu ? std::max(v, 0.0f) : v;
+      }
+    }
+  }
+}
+
+// Per-thread buffers, taken before any parallel region (which must not throw): padded image
+// and one block's outputs.
+float* scratch(size_t floats) {
+  thread_local std::unique_ptr<float[]> buffer;
+  thread_local size_t capacity = 0;
+  if (capacity < floats) {
+    buffer.reset(new float[floats]);
+    capacity = floats;
+  }
+  return buffer.get();
+}
+
+}  // namespace
+
+DirectConvWeight::DirectConvWeight(const float* weight, int64_t out_channels, int64_t in_channels)
+    : out_channels_(out_channels), in_channels_(in_channels) {
+  const int64_t blocks = (out_channels + kBlock - 1) / kBlock;
+  blocked_.assign(static_cast<size_t>(blocks * in_channels * kTaps * kBlock), 0.0f);
+  for (int64_t o = 0; o < out_channels; ++o)
+    for (int64_t c = 0; c < in_channels; ++c)
+      for (int t = 0; t < kTaps; ++t)
+        blocked_[static_cast<size_t>(((o / kBlock * in_channels + c) * kTaps + t) * kBlock +
+                                     o % kBlock)] = weight[(o * in_channels + c) * kTaps + t];
+}
+
+namespace {
+std::atomic<bool> direct_enabled{true};
+}  // namespace
+
+bool direct_conv_enabled() { return direct_enabled.load(std::memory_order_relaxed); }
+void set_direct_conv_enabled(bool enabled) { direct_enabled.store(enabled); }
+
+bool direct_conv_fits(const Shape& weight, const Conv2dParams& p, int64_t out_width) {
+  return weight.size() == 4 && weight[2] == 3 && weight[3] == 3 && p.stride[0] == 1 &&
+         p.stride[1] == 1 && p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1 &&
+         p.padding[0] <= 2 && p.padding[1] <= 2 && out_width >= 8;
+}
+
+void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
+                   int64_t w, const float* bias, float* out, int64_t pad_h, int64_t pad_w,
+                   bool relu) {
+  const Geometry g{weight.in_channels(), h, w, pad_h, pad_w};
+  const int64_t o_total = weight.out_channels(), blocks = (o_total + RO - 1) / RO;
+  const int64_t image_in = g.c * h * w, image_out = o_total * g.out_h() * g.out_w();
+  const size_t acc_floats = static_cast<size_t>(RO * g.rows_rounded());
+  const size_t per_thread = static_cast<size_t>(g.padded_floats()) + acc_floats;
+  const int threads = max_threads();
+  auto run_block = [&](const float* padded, int64_t b, float* acc_rows, float* image_out_ptr) {
+    block_kernel(padded, weight.block(b), g, acc_rows);
+    write_block(acc_rows, g, b * RO, std::min(o_total, (b + 1) * RO), bias, relu, image_out_ptr);
+  };
+  if (n >= threads) {
+    // Whole images per thread (Note [threads over images or inside the GEMM]).
+    float* buffers = scratch(threads * per_thread);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t i = 0; i < n; ++i) {
+      float* padded = buffers + thread_slot() * per_thread;
+      pad_channels(input + i * image_in, g, 0, g.c, padded);
+      for (int64_t b = 0; b < blocks; ++b)
+        run_block(padded, b, padded + g.padded_floats(), out + i * image_out);
+    }
+    return;
+  }
+  // Fewer images than threads: one padded image shared, the output blocks split.
+  float* buffers = scratch(static_cast<size_t>(g.padded_floats()) + threads * acc_floats);
+  float* padded = buffers;
+  for (int64_t i = 0; i < n; ++i) {
+    parallel_for(g.c, 1, [&](int64_t c0, int64_t c1) {
+      pad_channels(input + i * image_in, g, c0, c1, padded);
+    });
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+    for (int64_t b = 0; b < blocks; ++b) {
+      float* acc_rows = buffers + g.padded_floats() + thread_slot() * acc_floats;
+      run_block(padded, b, acc_rows, out + i * image_out);
+    }
+  }
+}
+
+}  // namespace wick::cpu

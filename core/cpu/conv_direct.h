@@ -1,0 +1,59 @@
+// Direct float32 3x3 stride-1 convolution over padded rows, for the CPU.
+//
+// Note [direct convolution over padded rows]
+// im2col + GEMM (conv_kernels.cpp) writes every input value nine times into a column matrix
+// and reads it back; with the 16-64 channels of ResNet-20's layers the GEMM has only 16-64
+// rows, so that copy costs as much as the multiply-adds it feeds. A direct convolution reads
+// the input where it lies. The trick that makes it a simple vector loop: copy each image once
+// into a zero-padded buffer whose rows are Wp = W + 2 * pad wide, and number the outputs in the
+// same padded row space, j = y * Wp + x. Then the input that output j sees through tap (i, k)
+// is at j + i * Wp + k for every j - so sixteen consecutive outputs read sixteen consecutive
+// inputs, one unaligned vector load per tap, whatever the row boundaries. The columns
+// x in [OW, Wp) are computed and thrown away: 2/34 of the work at 32x32, 2/10 at 8x8.
+//
+// The micro-kernel keeps RO output channels x RJ vectors of outputs in registers (24 of the
+// 32 AVX-512 registers) and, for every input channel and tap, loads RJ input vectors and
+// broadcasts RO weights - read in the order [channel][tap][RO] from a blocked copy of the
+// weight made per call (it is small). The outputs land in a padded scratch row space and are
+// copied out with the bias added, which is also where a fused epilogue (ReLU) goes.
+// benchmarks/resnet_layers.py measures it against im2col and PyTorch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/kernels.h"
+
+namespace wick::cpu {
+
+// The weight [O, C, 3, 3] reordered into blocks of output channels, zero-padded to whole blocks.
+class DirectConvWeight {
+ public:
+  DirectConvWeight(const float* weight, int64_t out_channels, int64_t in_channels);
+  int64_t out_channels() const { return out_channels_; }
+  int64_t in_channels() const { return in_channels_; }
+  const float* block(int64_t b) const { return blocked_.data() + b * in_channels_ * 9 * kBlock; }
+  static constexpr int kBlock = 8;  // output channels per register block
+
+ private:
+  int64_t out_channels_, in_channels_;
+  std::vector<float> blocked_;  // [O / kBlock][C][9][kBlock]
+};
+
+// Whether conv2d's CPU kernels use the direct convolution where it fits (on by default); off,
+// every float32 convolution runs im2col + GEMM, the reference (wick.backends.cpu).
+bool direct_conv_enabled();
+void set_direct_conv_enabled(bool enabled);
+
+// 3x3, stride 1, dilation 1, one group, padding at most 2, float32 - and an output row wide
+// enough that the thrown-away columns stay a small part of the work.
+bool direct_conv_fits(const Shape& weight, const Conv2dParams& params, int64_t out_width);
+
+// out[n] = conv(input[n], weight) + bias (bias may be null), then ReLU when `relu`, for
+// contiguous NCHW float32 `input` [N, C, H, W] and `out` [N, O, OH, OW]. Threads take whole
+// images when there are enough, else blocks of output channels.
+void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
+                   int64_t w, const float* bias, float* out, int64_t pad_h, int64_t pad_w,
+                   bool relu = false);
+
+}  // namespace wick::cpu

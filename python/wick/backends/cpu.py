@@ -1,0 +1,30 @@
+"""wick.backends.cpu: switches of the CPU kernels (torch.backends.cpu, torch.backends.mkldnn).
+
+    wick.backends.cpu.direct_convolution = False   # every convolution runs im2col + GEMM
+
+3x3 stride-1 float32 convolutions run by default as a direct convolution over padded rows
+(Note [direct convolution over padded rows] in core/cpu/conv_direct.h): forward, and the input
+gradient of the backward. Turned off, they run im2col + GEMM, the reference the tests and
+tutorials/14-convolution compare against. A frozen graph (wick.compile(freeze=True)) chooses
+when it is built, so set this before compiling.
+"""
+
+import sys
+import types
+
+from wick import _C
+from wick.backends._flags import flag_property
+
+
+class _CpuModule(types.ModuleType):
+    direct_convolution = flag_property(
+        _C._cpu.direct_conv_enabled, _C._cpu.set_direct_conv_enabled,
+        "Run 3x3 stride-1 float32 convolutions directly (on by default); off, im2col + GEMM.")
+
+
+def get_cpu_capability():
+    """The vector instruction set wick's CPU kernels were compiled for, as PyTorch names it."""
+    return _C._cpu.capability()
+
+
+sys.modules[__name__].__class__ = _CpuModule
