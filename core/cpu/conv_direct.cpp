@@ -95,7 +95,8 @@ void block_kernel(const float* __restrict padded, const float* __restrict block,
       }
     }
     for (int o = 0; o < RO; ++o)
-      for (int r = 0; r < RJ; ++r) store_unaligned(acc_rows + o * rows + j0 + r * kVector, acc[o][r]);
+      for (int r = 0; r < RJ; ++r)
+        store_unaligned(acc_rows + o * rows + j0 + r * kVector, acc[o][r]);
   }
 }
 

@@ -335,10 +335,10 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
                 w[((o * s.c + c) * s.kh + i) * s.kw + j];
   }
   std::vector<PackedA> packed_flipped;  // float32: packed once for every image
-  bool dx_direct = false;                // ... or run directly, for all images at once
+  bool dx_direct = false;               // ... or run directly, for all images at once
   if constexpr (std::is_same_v<T, float>) {
-    dx_direct = dx_as_conv && direct_conv_enabled() && direct_conv_fits(
-                    {s.c, s.o, s.kh, s.kw}, tp, s.w);
+    dx_direct =
+        dx_as_conv && direct_conv_enabled() && direct_conv_fits({s.c, s.o, s.kh, s.kw}, tp, s.w);
     if (dx_direct) {
       conv2d_direct(DirectConvWeight(flipped.data(), s.c, s.o), dy, s.n, s.oh, s.ow, nullptr, dx,
                     tp.padding[0], tp.padding[1]);
@@ -474,14 +474,13 @@ void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const
   const Shape& w = weight.shape();
   if (weight.direct() != nullptr) {
     const DirectConvWeight& d = *weight.direct();
-    check_value(input.dim() == 4 && input.size(1) == d.in_channels() &&
-                    input.dtype() == kFloat32 && input.is_contiguous() && out.dim() == 4 &&
-                    out.size(1) == d.out_channels() && out.is_contiguous() &&
-                    direct_conv_fits(w, params, out.size(3)) &&
+    check_value(input.dim() == 4 && input.size(1) == d.in_channels() && input.dtype() == kFloat32 &&
+                    input.is_contiguous() && out.dim() == 4 && out.size(1) == d.out_channels() &&
+                    out.is_contiguous() && direct_conv_fits(w, params, out.size(3)) &&
                     out.size(2) == input.size(2) + 2 * params.padding[0] - 2 &&
                     out.size(3) == input.size(3) + 2 * params.padding[1] - 2,
-                "conv2d_prepacked", "the packed weight ", w, " does not fit input ",
-                input.shape(), " and output ", out.shape());
+                "conv2d_prepacked", "the packed weight ", w, " does not fit input ", input.shape(),
+                " and output ", out.shape());
     return conv2d_direct(d, input.data<float>(), input.size(0), input.size(2), input.size(3),
                          bias.defined() ? bias.data<float>() : nullptr, out.data<float>(),
                          params.padding[0], params.padding[1]);
