@@ -36,81 +36,121 @@ inline Vec load_unaligned(const float* p) {
 }
 inline void store_unaligned(float* p, Vec v) { std::memcpy(p, &v, sizeof(Vec)); }
 
+// An image padded, and for stride 2 split into four phase planes, P[a][b][u][v] =
+// padded[2u + a][2v + b] (Note [direct convolution over padded rows]): the input of output
+// j = y * row_width + x through tap (i, k) is then at j + offset(i, k) in channel's planes.
 struct Geometry {
-  int64_t c, h, w, pad_h, pad_w;
+  int64_t c, h, w, pad_h, pad_w, stride;
+  int64_t padded_h() const { return h + 2 * pad_h; }
   int64_t padded_w() const { return w + 2 * pad_w; }
-  int64_t plane() const { return (h + 2 * pad_h) * padded_w(); }
-  int64_t out_h() const { return h + 2 * pad_h - 2; }
-  int64_t out_w() const { return padded_w() - 2; }
-  // Outputs in the padded row space, rounded up to whole micro-kernel steps.
-  int64_t rows() const { return out_h() * padded_w(); }
-  int64_t rows_rounded() const {
-    return (rows() + kColumnsPerStep - 1) / kColumnsPerStep * kColumnsPerStep;
+  int64_t row_width() const { return (padded_w() + stride - 1) / stride; }
+  int64_t phase_plane() const { return (padded_h() + stride - 1) / stride * row_width(); }
+  int64_t plane() const { return stride * stride * phase_plane(); }  // one channel's floats
+  int64_t out_h() const { return (padded_h() - 3) / stride + 1; }
+  int64_t out_w() const { return (padded_w() - 3) / stride + 1; }
+  int64_t offset(int i, int k) const {
+    const int64_t phase = (i % stride) * stride + k % stride;
+    return phase * phase_plane() + i / stride * row_width() + k / stride;
   }
-  // The last step of the last channel reads up to rows_rounded() - rows() + 2 floats past the
-  // planes (Note [direct convolution over padded rows]); they are zeros and feed only
-  // thrown-away outputs.
-  int64_t padded_floats() const { return c * plane() + kColumnsPerStep + kVector; }
+  // Outputs in the padded row space, rounded up to whole vectors.
+  int64_t rows() const { return out_h() * row_width(); }
+  int64_t rows_rounded() const { return (rows() + kVector - 1) / kVector * kVector; }
+  // The last vector of the last channel reads up to rows_rounded() - rows() + 2 floats past the
+  // planes; they are zeros and feed only thrown-away outputs.
+  int64_t padded_floats() const { return c * plane() + 2 * kVector; }
 };
 
-// Channels [c0, c1) of `image` into the zero-bordered planes of `padded`.
+// Channels [c0, c1) of `image` into the zero-bordered (phase) planes of `padded`.
 void pad_channels(const float* image, const Geometry& g, int64_t c0, int64_t c1, float* padded) {
   const int64_t wp = g.padded_w();
   for (int64_t c = c0; c < c1; ++c) {
     float* plane = padded + c * g.plane();
-    std::fill(plane, plane + g.pad_h * wp, 0.0f);
-    for (int64_t y = 0; y < g.h; ++y) {
-      float* row = plane + (g.pad_h + y) * wp;
-      std::fill(row, row + g.pad_w, 0.0f);
-      std::memcpy(row + g.pad_w, image + (c * g.h + y) * g.w, g.w * sizeof(float));
-      std::fill(row + g.pad_w + g.w, row + wp, 0.0f);
+    const float* channel = image + c * g.h * g.w;
+    if (g.stride == 1) {
+      std::fill(plane, plane + g.pad_h * wp, 0.0f);
+      for (int64_t y = 0; y < g.h; ++y) {
+        float* row = plane + (g.pad_h + y) * wp;
+        std::fill(row, row + g.pad_w, 0.0f);
+        std::memcpy(row + g.pad_w, channel + y * g.w, g.w * sizeof(float));
+        std::fill(row + g.pad_w + g.w, row + wp, 0.0f);
+      }
+      std::fill(plane + (g.pad_h + g.h) * wp, plane + g.plane(), 0.0f);
+      continue;
     }
-    std::fill(plane + (g.pad_h + g.h) * wp, plane + g.plane(), 0.0f);
+    const int64_t rw = g.row_width(), phase_rows = g.phase_plane() / rw;
+    for (int a = 0; a < 2; ++a) {
+      for (int b = 0; b < 2; ++b) {
+        float* phase = plane + (a * 2 + b) * g.phase_plane();
+        for (int64_t u = 0; u < phase_rows; ++u) {
+          const int64_t y = 2 * u + a - g.pad_h;
+          for (int64_t v = 0; v < rw; ++v) {
+            const int64_t x = 2 * v + b - g.pad_w;
+            phase[u * rw + v] =
+                y >= 0 && y < g.h && x >= 0 && x < g.w ? channel[y * g.w + x] : 0.0f;
+          }
+        }
+      }
+    }
   }
   if (c1 == g.c) std::fill(padded + g.c * g.plane(), padded + g.padded_floats(), 0.0f);
 }
 
 // acc[o][j] = sum_c sum_tap weight[o][c][tap] * padded[c][j + offset(tap)] for one block of RO
-// output channels, every j of the padded row space; `block` is [C][9][RO].
-void block_kernel(const float* __restrict padded, const float* __restrict block, const Geometry& g,
-                  float* __restrict acc_rows) {
-  const int64_t wp = g.padded_w(), plane = g.plane(), rows = g.rows_rounded();
-  const int64_t offsets[kTaps] = {0, 1, 2, wp, wp + 1, wp + 2, 2 * wp, 2 * wp + 1, 2 * wp + 2};
-  for (int64_t j0 = 0; j0 < rows; j0 += kColumnsPerStep) {
-    Vec acc[RO][RJ];
-    for (int o = 0; o < RO; ++o)
-      for (int r = 0; r < RJ; ++r) acc[o][r] = Vec{};
-    const float* in = padded + j0;
-    const float* wc = block;
-    for (int64_t c = 0; c < g.c; ++c, in += plane, wc += kTaps * RO) {
+// output channels and the V vectors of outputs from j0; `block` is [C][9][RO].
+template <int V>
+inline void block_step(const float* __restrict padded, const float* __restrict block,
+                       const Geometry& g, const int64_t (&offsets)[kTaps], int64_t j0,
+                       float* __restrict acc_rows) {
+  Vec acc[RO][V];
+  for (int o = 0; o < RO; ++o)
+    for (int r = 0; r < V; ++r) acc[o][r] = Vec{};
+  const int64_t plane = g.plane();
+  const float* in = padded + j0;
+  const float* wc = block;
+  for (int64_t c = 0; c < g.c; ++c, in += plane, wc += kTaps * RO) {
 #pragma GCC unroll 9
-      for (int t = 0; t < kTaps; ++t) {
-        Vec x[RJ];
-        for (int r = 0; r < RJ; ++r) x[r] = load_unaligned(in + offsets[t] + r * kVector);
+    for (int t = 0; t < kTaps; ++t) {
+      Vec x[V];
+      for (int r = 0; r < V; ++r) x[r] = load_unaligned(in + offsets[t] + r * kVector);
 #pragma GCC unroll 8
-        for (int o = 0; o < RO; ++o) {
-          const float wv = wc[t * RO + o];  // a scalar operand broadcasts by itself
-          for (int r = 0; r < RJ; ++r) acc[o][r] += wv * x[r];
-        }
+      for (int o = 0; o < RO; ++o) {
+        const float wv = wc[t * RO + o];  // a scalar operand broadcasts by itself
+        for (int r = 0; r < V; ++r) acc[o][r] += wv * x[r];
       }
     }
-    for (int o = 0; o < RO; ++o)
-      for (int r = 0; r < RJ; ++r)
-        store_unaligned(acc_rows + o * rows + j0 + r * kVector, acc[o][r]);
+  }
+  const int64_t rows = g.rows_rounded();
+  for (int o = 0; o < RO; ++o)
+    for (int r = 0; r < V; ++r) store_unaligned(acc_rows + o * rows + j0 + r * kVector, acc[o][r]);
+}
+
+// Every j of the padded row space: steps of RJ vectors, then one narrower step for the rest,
+// so no more than the last vector's lanes are thrown away (an 8x8 output is 5 vectors).
+void block_kernel(const float* __restrict padded, const float* __restrict block, const Geometry& g,
+                  float* __restrict acc_rows) {
+  const int64_t rows = g.rows_rounded();
+  int64_t offsets[kTaps];
+  for (int t = 0; t < kTaps; ++t) offsets[t] = g.offset(t / 3, t % 3);
+  int64_t j0 = 0;
+  for (; j0 + kColumnsPerStep <= rows; j0 += kColumnsPerStep)
+    block_step<RJ>(padded, block, g, offsets, j0, acc_rows);
+  if constexpr (RJ > 1) {
+    for (; j0 + kVector <= rows; j0 += kVector)
+      block_step<1>(padded, block, g, offsets, j0, acc_rows);
   }
 }
 
 // out[o][y][x] = acc[o][y * Wp + x] + bias[o] (then ReLU) for the block's real channels.
 void write_block(const float* acc_rows, const Geometry& g, int64_t o0, int64_t o1,
                  const float* bias, bool relu, float* out) {
-  const int64_t wp = g.padded_w(), rows = g.rows_rounded(), oh = g.out_h(), ow = g.out_w();
+  const int64_t rw = g.row_width(), rows = g.rows_rounded(), oh = g.out_h(), ow = g.out_w();
   for (int64_t o = o0; o < o1; ++o) {
     const float b = bias != nullptr ? bias[o] : 0.0f;
     const float* src = acc_rows + (o - o0) * rows;
     float* dst = out + o * oh * ow;
     for (int64_t y = 0; y < oh; ++y) {
       for (int64_t x = 0; x < ow; ++x) {
-        const float v = src[y * wp + x] + b;
+        const float v = src[y * rw + x] + b;
         dst[y * ow + x] = relu ? std::max(v, 0.0f) : v;
       }
     }
@@ -150,15 +190,16 @@ bool direct_conv_enabled() { return direct_enabled.load(std::memory_order_relaxe
 void set_direct_conv_enabled(bool enabled) { direct_enabled.store(enabled); }
 
 bool direct_conv_fits(const Shape& weight, const Conv2dParams& p, int64_t out_width) {
-  return weight.size() == 4 && weight[2] == 3 && weight[3] == 3 && p.stride[0] == 1 &&
-         p.stride[1] == 1 && p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1 &&
-         p.padding[0] <= 2 && p.padding[1] <= 2 && out_width >= 8;
+  return weight.size() == 4 && weight[2] == 3 && weight[3] == 3 && p.stride[0] == p.stride[1] &&
+         (p.stride[0] == 1 || p.stride[0] == 2) && p.dilation[0] == 1 && p.dilation[1] == 1 &&
+         p.groups == 1 && p.padding[0] <= 2 && p.padding[1] <= 2 && out_width >= 8;
 }
 
 void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
-                   int64_t w, const float* bias, float* out, int64_t pad_h, int64_t pad_w,
+                   int64_t w, const float* bias, float* out, const Conv2dParams& params,
                    bool relu) {
-  const Geometry g{weight.in_channels(), h, w, pad_h, pad_w};
+  const Geometry g{weight.in_channels(), h, w, params.padding[0], params.padding[1],
+                   params.stride[0]};
   const int64_t o_total = weight.out_channels(), blocks = (o_total + RO - 1) / RO;
   const int64_t image_in = g.c * h * w, image_out = o_total * g.out_h() * g.out_w();
   const size_t acc_floats = static_cast<size_t>(RO * g.rows_rounded());

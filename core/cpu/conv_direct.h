@@ -45,15 +45,15 @@ class DirectConvWeight {
 bool direct_conv_enabled();
 void set_direct_conv_enabled(bool enabled);
 
-// 3x3, stride 1, dilation 1, one group, padding at most 2, float32 - and an output row wide
-// enough that the thrown-away columns stay a small part of the work.
+// 3x3, stride 1 or 2, dilation 1, one group, padding at most 2 - and an output row wide enough
+// that the thrown-away columns stay a small part of the work.
 bool direct_conv_fits(const Shape& weight, const Conv2dParams& params, int64_t out_width);
 
 // out[n] = conv(input[n], weight) + bias (bias may be null), then ReLU when `relu`, for
 // contiguous NCHW float32 `input` [N, C, H, W] and `out` [N, O, OH, OW]. Threads take whole
 // images when there are enough, else blocks of output channels.
 void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
-                   int64_t w, const float* bias, float* out, int64_t pad_h, int64_t pad_w,
+                   int64_t w, const float* bias, float* out, const Conv2dParams& params,
                    bool relu = false);
 
 }  // namespace wick::cpu

@@ -237,8 +237,7 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
   if constexpr (std::is_same_v<T, float>) {
     // Note [direct convolution over padded rows]; a frozen graph's weight comes prepacked.
     if (prepacked == nullptr && direct_conv_enabled() && direct_conv_fits(weight, p, s.ow)) {
-      conv2d_direct(DirectConvWeight(w, s.o, s.c), x, s.n, s.h, s.w, b, y, p.padding[0],
-                    p.padding[1]);
+      conv2d_direct(DirectConvWeight(w, s.o, s.c), x, s.n, s.h, s.w, b, y, p);
       return;
     }
   }
@@ -341,7 +340,7 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
         dx_as_conv && direct_conv_enabled() && direct_conv_fits({s.c, s.o, s.kh, s.kw}, tp, s.w);
     if (dx_direct) {
       conv2d_direct(DirectConvWeight(flipped.data(), s.c, s.o), dy, s.n, s.oh, s.ow, nullptr, dx,
-                    tp.padding[0], tp.padding[1]);
+                    tp);
     } else if (dx_as_conv) {
       packed_flipped.emplace_back(s.c, ts.rows(), MatrixRef{flipped.data(), ts.rows(), 1});
     }
@@ -457,7 +456,8 @@ PackedConvWeight::PackedConvWeight(const Tensor& weight, const Conv2dParams& par
     return;
   }
   Tensor w = weight.contiguous();
-  if (direct_conv_enabled() && direct_conv_fits(shape_, params, out_w)) {
+  const int64_t strided_out_w = (input_shape[3] + 2 * params.padding[1] - 3) / params.stride[1] + 1;
+  if (direct_conv_enabled() && direct_conv_fits(shape_, params, strided_out_w)) {
     direct_ = std::make_unique<DirectConvWeight>(w.data<float>(), w.size(0), w.size(1));
     return;
   }
@@ -474,16 +474,16 @@ void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const
   const Shape& w = weight.shape();
   if (weight.direct() != nullptr) {
     const DirectConvWeight& d = *weight.direct();
-    check_value(input.dim() == 4 && input.size(1) == d.in_channels() && input.dtype() == kFloat32 &&
-                    input.is_contiguous() && out.dim() == 4 && out.size(1) == d.out_channels() &&
-                    out.is_contiguous() && direct_conv_fits(w, params, out.size(3)) &&
-                    out.size(2) == input.size(2) + 2 * params.padding[0] - 2 &&
-                    out.size(3) == input.size(3) + 2 * params.padding[1] - 2,
-                "conv2d_prepacked", "the packed weight ", w, " does not fit input ", input.shape(),
-                " and output ", out.shape());
+    check_value(
+        input.dim() == 4 && input.size(1) == d.in_channels() && input.dtype() == kFloat32 &&
+            input.is_contiguous() && out.dim() == 4 && out.size(1) == d.out_channels() &&
+            out.is_contiguous() && direct_conv_fits(w, params, out.size(3)) &&
+            out.size(2) == (input.size(2) + 2 * params.padding[0] - 3) / params.stride[0] + 1 &&
+            out.size(3) == (input.size(3) + 2 * params.padding[1] - 3) / params.stride[1] + 1,
+        "conv2d_prepacked", "the packed weight ", w, " does not fit input ", input.shape(),
+        " and output ", out.shape());
     return conv2d_direct(d, input.data<float>(), input.size(0), input.size(2), input.size(3),
-                         bias.defined() ? bias.data<float>() : nullptr, out.data<float>(),
-                         params.padding[0], params.padding[1]);
+                         bias.defined() ? bias.data<float>() : nullptr, out.data<float>(), params);
   }
   check_value(static_cast<int64_t>(weight.groups().size()) == params.groups && input.dim() == 4 &&
                   input.size(1) == w[1] * params.groups && input.dtype() == kFloat32 &&

@@ -84,35 +84,40 @@ def threads(n):
         wick.set_num_threads(saved)
 
 
-DIRECT_CASES = [  # (batch, in channels, out channels, padding, (height, width))
-    (1, 1, 1, 1, (8, 8)),
-    (1, 3, 16, 1, (32, 32)),
-    (3, 16, 12, 1, (13, 21)),   # out channels not a multiple of the 8-channel block
-    (2, 5, 3, 0, (10, 40)),     # no padding: the output is two narrower than the input
-    (4, 7, 9, 2, (9, 17)),      # padding 2: wider than the input
-    (1, 32, 24, 1, (16, 50)),
-    (5, 2, 17, 1, (6, 30)),     # an odd batch over two threads
+DIRECT_CASES = [  # (batch, in channels, out channels, stride, padding, (height, width))
+    (1, 1, 1, 1, 1, (8, 8)),
+    (1, 3, 16, 1, 1, (32, 32)),
+    (3, 16, 12, 1, 1, (13, 21)),  # out channels not a multiple of the 8-channel block
+    (2, 5, 3, 1, 0, (10, 40)),    # no padding: the output is two narrower than the input
+    (4, 7, 9, 1, 2, (9, 17)),     # padding 2: wider than the input
+    (1, 32, 24, 1, 1, (16, 50)),
+    (5, 2, 17, 1, 1, (6, 30)),    # an odd batch over two threads
+    (3, 16, 32, 2, 1, (32, 32)),  # stride 2: four phase planes
+    (2, 6, 5, 2, 1, (17, 23)),    # odd sizes: phases of unequal size
+    (1, 4, 8, 2, 0, (21, 20)),
+    (2, 3, 10, 2, 2, (16, 19)),
 ]
 
 
 @pytest.mark.parametrize("case", DIRECT_CASES, ids=[str(i) for i in range(len(DIRECT_CASES))])
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_direct_equals_im2col_and_torch(case, nthreads):
-    """The forward and the input gradient (a direct convolution of dY with the flipped weight)
-    against PyTorch, and against im2col + GEMM; the weight and bias gradients stay im2col's."""
-    n, c, o, pad, (h, w) = case
+    """The forward and, at stride 1, the input gradient (a direct convolution of dY with the
+    flipped weight) against PyTorch and against im2col + GEMM; the weight and bias gradients, and
+    a strided convolution's input gradient, stay im2col's."""
+    n, c, o, stride, pad, (h, w) = case
     rng = np.random.default_rng(2)
     x = rng.standard_normal((n, c, h, w)).astype(np.float32)
     wt = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
     b = rng.standard_normal(o).astype(np.float32)
     tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
-    want = torch.nn.functional.conv2d(tx, tw, tb, padding=pad)
+    want = torch.nn.functional.conv2d(tx, tw, tb, stride=stride, padding=pad)
     dy = rng.standard_normal(tuple(want.shape)).astype(np.float32)
     want.backward(torch.from_numpy(dy))
 
     def run():
         wx, ww, wb = (wick.tensor(a, requires_grad=True) for a in (x, wt, b))
-        got = F.conv2d(wx, ww, wb, padding=pad)
+        got = F.conv2d(wx, ww, wb, stride=stride, padding=pad)
         got.backward(wick.tensor(dy))
         return [t.detach().numpy() for t in (got, wx.grad, ww.grad, wb.grad)]
 
@@ -229,7 +234,7 @@ def test_resnet18_frozen_equals_eager():
     # The four 3x3 stride-1 convolutions of the first stage (16x16 outputs, 64 tiles); the
     # second stage's 8x8 outputs have only 16 tiles and run directly; 4x4 rows are too short.
     assert compiled.convolutions["winograd"] == 4
-    assert compiled.convolutions["direct"] == 3  # the second stage's: 8 columns, no tiles
+    assert compiled.convolutions["direct"] == 4  # the second stage's, its strided one too
     close(got, eager, 1e-5)
 
 
