@@ -140,9 +140,9 @@ void block_kernel(const float* __restrict padded, const float* __restrict block,
   }
 }
 
-// out[o][y][x] = acc[o][y * Wp + x] + bias[o] (then ReLU) for the block's real channels.
+// out[o][y][x] = acc[o][y * row_width + x] + bias[o] for the block's real channels.
 void write_block(const float* acc_rows, const Geometry& g, int64_t o0, int64_t o1,
-                 const float* bias, bool relu, float* out) {
+                 const float* bias, float* out) {
   const int64_t rw = g.row_width(), rows = g.rows_rounded(), oh = g.out_h(), ow = g.out_w();
   for (int64_t o = o0; o < o1; ++o) {
     const float b = bias != nullptr ? bias[o] : 0.0f;
@@ -150,8 +150,7 @@ void write_block(const float* acc_rows, const Geometry& g, int64_t o0, int64_t o
     float* dst = out + o * oh * ow;
     for (int64_t y = 0; y < oh; ++y) {
       for (int64_t x = 0; x < ow; ++x) {
-        const float v = src[y * rw + x] + b;
-        dst[y * ow + x] = relu ? std::max(v, 0.0f) : v;
+        dst[y * ow + x] = src[y * rw + x] + b;
       }
     }
   }
@@ -196,8 +195,7 @@ bool direct_conv_fits(const Shape& weight, const Conv2dParams& p, int64_t out_wi
 }
 
 void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
-                   int64_t w, const float* bias, float* out, const Conv2dParams& params,
-                   bool relu) {
+                   int64_t w, const float* bias, float* out, const Conv2dParams& params) {
   const Geometry g{weight.in_channels(), h, w, params.padding[0], params.padding[1],
                    params.stride[0]};
   const int64_t o_total = weight.out_channels(), blocks = (o_total + RO - 1) / RO;
@@ -207,7 +205,7 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
   const int threads = max_threads();
   auto run_block = [&](const float* padded, int64_t b, float* acc_rows, float* image_out_ptr) {
     block_kernel(padded, weight.block(b), g, acc_rows);
-    write_block(acc_rows, g, b * RO, std::min(o_total, (b + 1) * RO), bias, relu, image_out_ptr);
+    write_block(acc_rows, g, b * RO, std::min(o_total, (b + 1) * RO), bias, image_out_ptr);
   };
   if (n >= threads) {
     // Whole images per thread (Note [threads over images or inside the GEMM]).

@@ -1,4 +1,4 @@
-// Direct float32 3x3 stride-1 convolution over padded rows, for the CPU.
+// Direct float32 3x3 convolution (stride 1 or 2) over padded rows, for the CPU.
 //
 // Note [direct convolution over padded rows]
 // im2col + GEMM (conv_kernels.cpp) writes every input value nine times into a column matrix
@@ -10,13 +10,20 @@
 // is at j + i * Wp + k for every j - so sixteen consecutive outputs read sixteen consecutive
 // inputs, one unaligned vector load per tap, whatever the row boundaries. The columns
 // x in [OW, Wp) are computed and thrown away: 2/34 of the work at 32x32, 2/10 at 8x8.
+// Stride 2 splits the padded image into four phase planes, P[a][b][u][v] = padded[2u+a][2v+b]:
+// input (2y + i, 2x + k) is P[i%2][k%2][y + i/2][x + k/2], so in each plane's row space it is
+// again output j plus a constant per tap.
 //
-// The micro-kernel keeps RO output channels x RJ vectors of outputs in registers (24 of the
-// 32 AVX-512 registers) and, for every input channel and tap, loads RJ input vectors and
-// broadcasts RO weights - read in the order [channel][tap][RO] from a blocked copy of the
-// weight made per call (it is small). The outputs land in a padded scratch row space and are
-// copied out with the bias added, which is also where a fused epilogue (ReLU) goes.
-// benchmarks/resnet_layers.py measures it against im2col and PyTorch.
+// The micro-kernel keeps RO = 8 output channels x RJ = 3 vectors of outputs in registers (24
+// of the 32 AVX-512 registers) and, for every input channel and tap, loads RJ input vectors
+// and broadcasts RO weights, read in the order [channel][tap][RO] from a blocked copy of the
+// weight (made per call in eager code; once, ahead of time, in a frozen graph). The outputs land
+// in a padded scratch row space and are copied out with the bias added. The input gradient of
+// a stride-1 convolution is itself one (Note [input gradient as a convolution]) and runs here.
+//
+// Measured with benchmarks/resnet_layers.py (batch 64, 2 threads), forward: 16->16 channels at
+// 32x32 3.4-3.6 ms by im2col, 1.7-2.0 ms direct; 32->32 at 16x16 2.7-3.0 against 1.8. Rows
+// narrower than 8 (ResNet-18's 7x7 stage at batch 1) stay with im2col, which was faster there.
 #pragma once
 
 #include <cstdint>
@@ -49,11 +56,10 @@ void set_direct_conv_enabled(bool enabled);
 // that the thrown-away columns stay a small part of the work.
 bool direct_conv_fits(const Shape& weight, const Conv2dParams& params, int64_t out_width);
 
-// out[n] = conv(input[n], weight) + bias (bias may be null), then ReLU when `relu`, for
+// out[n] = conv(input[n], weight) + bias (bias may be null), for
 // contiguous NCHW float32 `input` [N, C, H, W] and `out` [N, O, OH, OW]. Threads take whole
 // images when there are enough, else blocks of output channels.
 void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
-                   int64_t w, const float* bias, float* out, const Conv2dParams& params,
-                   bool relu = false);
+                   int64_t w, const float* bias, float* out, const Conv2dParams& params);
 
 }  // namespace wick::cpu
