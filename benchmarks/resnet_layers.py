@@ -3,7 +3,9 @@ side by side in one run: forward and forward+backward of each convolution shape 
 network at batch 64 (3x3 at 32x32/16x16/8x8, the strided 3x3 that halves the grid), batch norm,
 ReLU and the residual add. The convolution and batch-norm kernels are where wick loses to PyTorch
 on ResNets (benchmarks/resnet_vs_pytorch.py); this says which ones, so a change to them can be
-measured here first.
+measured here first. For the convolutions it also times wick with
+wick.backends.cpu.direct_convolution off (im2col + GEMM for every layer), so the effect of the
+direct kernel (Note [direct convolution over padded rows]) is printed in the same run.
 
     WICK_BUILD_DIR=build /usr/bin/python3 benchmarks/resnet_layers.py [--threads 2] [--repeats 20]
 
@@ -64,19 +66,26 @@ def main():
     wick.set_num_threads(args.threads)
     print(f"ResNet-20 layers at batch {BATCH}, {args.threads} threads; PyTorch {torch.__version__} "
           f"(OpenBLAS core: {openblas_corename()})")
-    print(f"{'layer':26} {'wick fwd':>9} {'torch fwd':>10} {'ratio':>6}   "
-          f"{'wick f+b':>9} {'torch f+b':>10} {'ratio':>6}")
+    print(f"{'layer':26} {'wick fwd':>9} {'im2col':>7} {'torch fwd':>10} {'ratio':>6}   "
+          f"{'wick f+b':>9} {'im2col':>7} {'torch f+b':>10} {'ratio':>6}")
     totals = [0.0, 0.0, 0.0, 0.0]
     for (name, wl, wx), (_, tl, tx) in zip(cases(wick), cases(torch)):
         wf, wb = time_case(wl, wx, args.repeats)
+        im2col = "-", "-"
+        if name.startswith("conv"):
+            wick.backends.cpu.direct_convolution = False
+            im2col = (f"{v:.2f}" for v in time_case(wl, wx, args.repeats))
+            wick.backends.cpu.direct_convolution = True
+        im2col_f, im2col_b = im2col
         tf, tb = time_case(tl, tx, args.repeats)
         for i, v in enumerate((wf, tf, wb, tb)):
             totals[i] += v
-        print(f"{name:26} {wf:8.2f}  {tf:9.2f}  {tf / wf:5.2f}x   {wb:8.2f}  {tb:9.2f}  "
-              f"{tb / wb:5.2f}x")
-    print(f"{'sum':26} {totals[0]:8.2f}  {totals[1]:9.2f}  {totals[1] / totals[0]:5.2f}x   "
-          f"{totals[2]:8.2f}  {totals[3]:9.2f}  {totals[3] / totals[2]:5.2f}x")
-    print("times in ms (median); ratio = PyTorch's time / wick's (above 1: wick is faster)")
+        print(f"{name:26} {wf:8.2f}  {im2col_f:>6}  {tf:9.2f}  {tf / wf:5.2f}x   {wb:8.2f}  "
+              f"{im2col_b:>6}  {tb:9.2f}  {tb / wb:5.2f}x")
+    print(f"{'sum':26} {totals[0]:8.2f}  {'':>6}  {totals[1]:9.2f}  {totals[1] / totals[0]:5.2f}x"
+          f"   {totals[2]:8.2f}  {'':>6}  {totals[3]:9.2f}  {totals[3] / totals[2]:5.2f}x")
+    print("times in ms (median); im2col: wick with the direct convolution off; ratio = PyTorch's "
+          "time / wick's (above 1: wick is faster)")
 
 
 if __name__ == "__main__":
