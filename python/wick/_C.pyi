@@ -615,6 +615,15 @@ class _attention:
     @staticmethod
     def scaled_dot_product_attention_math(query: Tensor, key: Tensor, value: Tensor, attn_mask: Any = None, is_causal: bool = False, *, scale: Optional[float] = None) -> Tuple[Any, ...]: ...
 
+class _cpu:
+    """wick._C._cpu"""
+    @staticmethod
+    def capability() -> str: ...
+    @staticmethod
+    def direct_conv_enabled() -> bool: ...
+    @staticmethod
+    def set_direct_conv_enabled(enabled: bool) -> None: ...
+
 class _cuda:
     """wick._C._cuda"""
     class Event:
