@@ -1,5 +1,6 @@
 // Convolution, pooling and batch normalization: hand-checked forward values, gradcheck over
 // strides, padding, dilation, groups and ceil_mode, and bad arguments.
+#include "core/cpu/conv_direct.h"
 #include "tests/cpp/test_util.h"
 
 namespace wick {
@@ -8,6 +9,47 @@ namespace {
 using testing::expect_close;
 using testing::expect_error;
 using testing::input;
+
+// The direct 3x3 convolution (Note [direct convolution over padded rows]) against im2col + GEMM
+// in float32 and against float64, forward and input gradient. Run here, the sanitizer builds
+// check its reads past the padded planes and its phase planes for stride 2.
+TEST(Conv2d, DirectEqualsIm2col) {
+  struct Case {
+    Shape x;
+    int64_t out, stride, padding;
+  };
+  struct Im2colOnly {  // restores the default even when a check throws
+    Im2colOnly() { cpu::set_direct_conv_enabled(false); }
+    ~Im2colOnly() { cpu::set_direct_conv_enabled(true); }
+  };
+  const Case cases[] = {{{1, 1, 8, 8}, 1, 1, 1},     {{3, 16, 13, 21}, 12, 1, 1},
+                        {{2, 5, 10, 40}, 3, 1, 0},   {{2, 7, 9, 17}, 9, 1, 2},
+                        {{3, 16, 32, 32}, 32, 2, 1}, {{2, 6, 17, 23}, 5, 2, 1},
+                        {{1, 4, 21, 20}, 8, 2, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("input " + to_string(c.x) + ", stride " + std::to_string(c.stride));
+    Generator g(7);
+    Tensor x64 = randn(c.x, kFloat64, g), w64 = randn({c.out, c.x[1], 3, 3}, kFloat64, g);
+    Tensor b64 = randn({c.out}, kFloat64, g);
+    Tensor want = conv2d(x64, w64, b64, c.stride, c.padding);
+    auto run = [&]() {
+      Tensor x = x64.to(kFloat32).requires_grad_();
+      Tensor y = conv2d(x, w64.to(kFloat32), b64.to(kFloat32), c.stride, c.padding);
+      y.sum().backward();
+      return std::make_pair(y.detach(), x.grad());
+    };
+    auto [direct, direct_dx] = run();
+    std::pair<Tensor, Tensor> reference;
+    {
+      Im2colOnly im2col;
+      reference = run();
+    }
+    expect_close(direct, want, 1e-4, 1e-5);
+    expect_close(direct, reference.first, 1e-5, 1e-5);
+    expect_close(direct_dx, reference.second, 1e-5, 1e-5);
+  }
+  EXPECT_TRUE(cpu::direct_conv_enabled());
+}
 
 TEST(Conv2d, HandComputed) {
   // A 1x1x3x3 image of 1..9 and a 2x2 kernel of ones: each output sums a 2x2 patch.
