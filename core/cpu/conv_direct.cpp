@@ -4,37 +4,24 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <memory>
 
 #include "core/cpu/loops.h"
+#include "core/cpu/vec.h"
 
 namespace wick::cpu {
 
 namespace {
 
-// As in gemm.cpp, GCC's vector extensions give AVX-512, AVX2 or SSE code from one source; the
-// register block shrinks with the register count (RO x RJ accumulators + RJ inputs + 1 weight).
+// The register block follows the register count (core/cpu/vec.h): RO x RJ accumulators + RJ
+// inputs + 1 weight.
 #if defined(__AVX512F__)
-constexpr int kVector = 16;
 constexpr int RJ = 3;
-#elif defined(__AVX__)
-constexpr int kVector = 8;
-constexpr int RJ = 1;
 #else
-constexpr int kVector = 4;
 constexpr int RJ = 1;
 #endif
 constexpr int RO = DirectConvWeight::kBlock;
 constexpr int kTaps = 9;
 constexpr int64_t kColumnsPerStep = RJ * kVector;
-typedef float Vec __attribute__((vector_size(kVector * sizeof(float))));
-
-inline Vec load_unaligned(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof(Vec));
-  return v;
-}
-inline void store_unaligned(float* p, Vec v) { std::memcpy(p, &v, sizeof(Vec)); }
 
 // An image padded, and for stride 2 split into four phase planes, P[a][b][u][v] =
 // padded[2u + a][2v + b] (Note [direct convolution over padded rows]): the input of output
@@ -156,17 +143,8 @@ void write_block(const float* acc_rows, const Geometry& g, int64_t o0, int64_t o
   }
 }
 
-// Per-thread buffers, taken before any parallel region (which must not throw): padded image
-// and one block's outputs.
-float* scratch(size_t floats) {
-  thread_local std::unique_ptr<float[]> buffer;
-  thread_local size_t capacity = 0;
-  if (capacity < floats) {
-    buffer.reset(new float[floats]);
-    capacity = floats;
-  }
-  return buffer.get();
-}
+// Per-thread buffers (thread_scratch): padded images and one block's outputs.
+struct DirectBuffers;
 
 }  // namespace
 
@@ -209,7 +187,7 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
   };
   if (n >= threads) {
     // Whole images per thread (Note [threads over images or inside the GEMM]).
-    float* buffers = scratch(threads * per_thread);
+    float* buffers = thread_scratch<DirectBuffers>(threads * per_thread);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t i = 0; i < n; ++i) {
       float* padded = buffers + thread_slot() * per_thread;
@@ -220,7 +198,8 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
     return;
   }
   // Fewer images than threads: one padded image shared, the output blocks split.
-  float* buffers = scratch(static_cast<size_t>(g.padded_floats()) + threads * acc_floats);
+  float* buffers =
+      thread_scratch<DirectBuffers>(static_cast<size_t>(g.padded_floats()) + threads * acc_floats);
   float* padded = buffers;
   for (int64_t i = 0; i < n; ++i) {
     parallel_for(g.c, 1, [&](int64_t c0, int64_t c1) {

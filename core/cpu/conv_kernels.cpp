@@ -160,19 +160,7 @@ class Im2colPanels final : public PanelSource {
   std::vector<ColumnRange> valid_;  // per kernel column j
 };
 
-// A thread's im2col matrix, kept between calls and only grown, like the GEMM's packing buffers
-// (Note [reused packing buffers] in gemm.cpp): allocated per call, a batch-1 ResNet-18's first
-// layer faulted in 7 MB of fresh pages every time. Not zeroed: im2col writes every entry.
-template <class T>
-T* cols_scratch(size_t elements) {
-  thread_local std::unique_ptr<T[]> buffer;
-  thread_local size_t capacity = 0;
-  if (capacity < elements) {
-    buffer.reset(new T[elements]);
-    capacity = elements;
-  }
-  return buffer.get();
-}
+struct Im2colMatrix;  // thread_scratch's tag: a thread's im2col matrix (im2col writes all of it)
 
 // The adjoint of im2col: every column entry is added back to the input position it came from.
 // Sums go into `image` of the accumulation type (float32 for the 16-bit types).
@@ -257,7 +245,8 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
   // One buffer for every thread's matrix, taken before any parallel region (which must not throw).
   const int threads = s.n < max_threads() ? 1 : max_threads();
   const int64_t matrix = gather ? 0 : s.rows() * L;
-  T* all_cols = gather ? nullptr : cols_scratch<T>(static_cast<size_t>(threads * matrix));
+  T* all_cols =
+      gather ? nullptr : thread_scratch<Im2colMatrix, T>(static_cast<size_t>(threads * matrix));
   for_each_image(s.n, [&](int64_t n, int t) {
     const T* xn = x + n * s.c * s.h * s.w;
     T* yn = y + n * s.o * L;

@@ -26,13 +26,13 @@
 
 #include "core/cpu/gemm.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/vec.h"
 
 namespace wick::cpu {
 
 namespace {
 
-// The vector type comes from GCC's vector extensions, so the same code compiles to AVX-512,
-// AVX2 or SSE depending on -march; only the tile shape changes with the register count.
+// The tile shape follows the register count (Vec and kVector: core/cpu/vec.h).
 // Note [a shorter tile for few rows]
 // A 12-row tile wastes a third of its work when C has 16 rows (two tiles cover 24), and a ninth
 // at 32 or 64 - exactly the output channels of ResNet-20's convolutions, whose per-image GEMMs
@@ -40,28 +40,13 @@ namespace {
 // it covers with clearly less padding; large products keep the 12-row tile, which loads B less
 // often per multiply-add. The choice is per call (kShortMR, pick_mr).
 #if defined(__AVX512F__)
-constexpr int kVector = 16;
 constexpr int MR = 12;
 constexpr int kShortMR = 8;
-#elif defined(__AVX__)
-constexpr int kVector = 8;
-constexpr int MR = 6;
-constexpr int kShortMR = MR;
 #else
-constexpr int kVector = 4;
 constexpr int MR = 6;
 constexpr int kShortMR = MR;
 #endif
 constexpr int NR = 2 * kVector;
-typedef float Vec __attribute__((vector_size(kVector * sizeof(float))));
-
-// C rows are not vector-aligned in general; memcpy compiles to one unaligned vector move.
-inline Vec load_unaligned(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof(Vec));
-  return v;
-}
-inline void store_unaligned(float* p, Vec v) { std::memcpy(p, &v, sizeof(Vec)); }
 
 constexpr int64_t KC = 384;   // KC x NR floats of B (48 KiB) ~ L1; MC x KC of A (288 KiB) ~ L2
 constexpr int64_t MC = 192;   // a multiple of MR and of kShortMR

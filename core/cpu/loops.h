@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -40,6 +41,21 @@ inline int thread_slot() {
 #else
   return 0;
 #endif
+}
+
+// A buffer of this thread's, one per Tag, kept between calls and only grown (Note [reused
+// packing buffers] in gemm.cpp: allocated per call, a batch-1 ResNet-18's first layer faulted in
+// 7 MB of fresh pages every time). Not zeroed. Take it before a parallel region, which must not
+// throw; a thread's slice of it is then written inside.
+template <class Tag, class T = float>
+T* thread_scratch(size_t elements) {
+  thread_local std::unique_ptr<T[]> buffer;
+  thread_local size_t capacity = 0;
+  if (capacity < elements) {
+    buffer.reset(new T[elements]);
+    capacity = elements;
+  }
+  return buffer.get();
 }
 
 constexpr int64_t kParallelGrain = 32768;

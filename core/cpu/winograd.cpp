@@ -2,7 +2,6 @@
 #include "core/cpu/winograd.h"
 
 #include <algorithm>
-#include <memory>
 
 #include "core/cpu/loops.h"
 #include "core/error.h"
@@ -13,17 +12,9 @@ namespace {
 
 constexpr int kPositions = 16;  // of the 4x4 transformed block
 
-// Two per-thread buffers (V and M), kept between calls and only grown (Note [reused packing
-// buffers] in gemm.cpp).
-float* scratch(int which, size_t floats) {
-  thread_local std::unique_ptr<float[]> buffers[2];
-  thread_local size_t capacity[2] = {0, 0};
-  if (capacity[which] < floats) {
-    buffers[which].reset(new float[floats]);
-    capacity[which] = floats;
-  }
-  return buffers[which].get();
-}
+// The per-thread buffers (thread_scratch) of the transformed input V and the products M.
+struct TransformedInput;
+struct Products;
 
 struct Tiling {
   int64_t c, h, w, o, oh, ow, pad_h, pad_w;
@@ -167,7 +158,8 @@ void conv2d_winograd(const WinogradWeight& weight, const Tensor& input, const Te
   if (images >= threads) {
     // Like the im2col kernel's batches (Note [threads over images or inside the GEMM]): each
     // thread takes whole images, with its own slice of one buffer taken before the region.
-    float* buffers = scratch(0, static_cast<size_t>(threads * (v_size + m_size)));
+    float* buffers =
+        thread_scratch<TransformedInput>(static_cast<size_t>(threads * (v_size + m_size)));
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t n = 0; n < images; ++n) {
       float* v = buffers + thread_slot() * (v_size + m_size);
@@ -178,8 +170,8 @@ void conv2d_winograd(const WinogradWeight& weight, const Tensor& input, const Te
     }
     return;
   }
-  float* v = scratch(0, static_cast<size_t>(v_size));
-  float* m = scratch(1, static_cast<size_t>(m_size));
+  float* v = thread_scratch<TransformedInput>(static_cast<size_t>(v_size));
+  float* m = thread_scratch<Products>(static_cast<size_t>(m_size));
   for (int64_t n = 0; n < images; ++n) {
     parallel_for(s.c, 1,
                  [&](int64_t c0, int64_t c1) { transform_input(x + n * image_in, s, c0, c1, v); });
