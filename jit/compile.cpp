@@ -33,6 +33,7 @@ void optimize(Graph& g, const NamedTensors& params, const CompileOptions& option
     step("common subexpressions", eliminate_common_subexpressions(g));
   if (options.dead_code) step("dead code", eliminate_dead_code(g));
   if (options.fuse) step("elementwise fusion", fuse_elementwise(g));
+  if (options.fuse && options.conv_epilogue) step("conv epilogue fusion", fuse_conv_epilogue(g));
   g.check();
   if (log != nullptr) *log += os.str();
 }

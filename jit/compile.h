@@ -27,6 +27,9 @@ struct CompileOptions {
   bool freeze = false;
   bool fold_conv_bn = true;  // only with freeze
   bool fuse = true;
+  // With fuse: a convolution's only consumer, an elementwise op or chain, runs as its epilogue
+  // (Note [conv epilogue fusion]).
+  bool conv_epilogue = true;
   bool plan_memory = true;
   // With freeze: convolution weights packed for the GEMM when the executor is built, and
   // Winograd's algorithm where it fits (Note [weights packed ahead of time]).

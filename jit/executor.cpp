@@ -111,6 +111,26 @@ void Executor::prepack(Step& step, const std::vector<bool>& updated) {
   direct_ += step.packed_weight->algorithm() == cpu::PackedConvWeight::Algorithm::kDirect;
 }
 
+void Executor::run_with_epilogue(const Step& step, Tensor* const* args) {
+  const Node& node = *step.node;
+  Tensor& out = *args[node.epilogue_at - 1];
+  std::vector<const Tensor*> operands{&out};
+  for (size_t k = node.epilogue_at; k < node.params.size(); ++k) operands.push_back(args[k]);
+  const FusedLoop epilogue(node.steps, operands, out);
+  if (step.packed_weight) {
+    const Conv2dParams& params = std::get<4>(*static_cast<const Conv2dArgs*>(node.args.get()));
+    cpu::conv2d_prepacked(*step.packed_weight, *args[0], *args[2], out, params,
+                          [&](int64_t begin, int64_t end) { epilogue.run(begin, end); });
+    return;
+  }
+  if (step.fn != nullptr) {
+    node.thunk->call(step.fn, node.args.get(), args);
+  } else {
+    node.thunk->dispatch(node.op, node.device, node.args.get(), args);
+  }
+  epilogue.run_parallel();
+}
+
 void Executor::bind_leaf(const Value& v, const Tensor& t, const char* what) {
   check_value(t.defined(), "jit.Executor", what, " ", v.name, " is undefined");
   check_type(t.dtype() == v.dtype && t.device() == v.device, "jit.Executor", what, " ", v.name,
@@ -168,6 +188,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       } else {
         node.thunk->dispatch(node.op, node.device, &fresh, args.data());
       }
+    } else if (!node.steps.empty()) {
+      run_with_epilogue(step, args.data());
     } else if (step.packed_weight) {
       const Conv2dParams& params = std::get<4>(*static_cast<const Conv2dArgs*>(node.args.get()));
       cpu::conv2d_prepacked(*step.packed_weight, *args[0], *args[2], *args[3], params);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/cpu/loops.h"
 #include "core/error.h"
 #include "core/op_table.h"
 #include "core/ops/scalar_math.h"
@@ -35,14 +36,7 @@ void apply(const FusedStep& s, const float* a, const float* b, float* out, int64
   check_state(false, "jit.run_fused", op_name(s.op), " cannot run in a fused loop");
 }
 
-// How a block of one input is read.
-struct Operand {
-  const float* data;
-  bool contiguous;  // the output's own layout: read data + i
-  bool scalar;      // one element for every output element
-  Shape shape;      // the output's shape, and the input's strides broadcast to it
-  Strides strides;
-};
+using Operand = FusedLoop::Operand;
 
 // Gathers elements [begin, begin + n) (flat, in the output's order) of a strided operand, a run
 // of the innermost dimension at a time (a bias row is a copy, a broadcast column a fill).
@@ -88,15 +82,16 @@ bool fusible_op(OpKey op) {
   return false;
 }
 
-void run_fused(const Node& node, Tensor* const* args) {
-  size_t num_inputs = node.params.size() - 1;
-  Tensor& out = *args[num_inputs];
+FusedLoop::FusedLoop(const std::vector<FusedStep>& steps, const std::vector<const Tensor*>& inputs,
+                     Tensor& out)
+    : steps_(steps), out_(out.data<float>()), numel_(out.numel()) {
   check_state(out.dtype() == kFloat32 && out.is_contiguous(), "jit.run_fused",
               "the output must be contiguous float32; got ", dtype_name(out.dtype()));
-  int64_t n = out.numel();
-  std::vector<Operand> ops;
-  for (size_t k = 0; k < num_inputs; ++k) {
-    const Tensor& t = *args[k];
+  for (const FusedStep& s : steps_) {
+    check_state(fusible_op(s.op), "jit.run_fused", op_name(s.op), " cannot run in a fused loop");
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& t = *inputs[k];
     check_state(t.dtype() == kFloat32, "jit.run_fused", "input ", k, " is ", dtype_name(t.dtype()),
                 ", not float32");
     Operand o{t.data<float>(), false, t.numel() == 1, out.shape(), Strides()};
@@ -106,45 +101,58 @@ void run_fused(const Node& node, Tensor* const* args) {
     for (int64_t d = 0; d < t.dim(); ++d) {
       o.strides[lead + d] = t.size(d) == 1 ? 0 : t.strides()[d];
     }
-    o.contiguous = t.numel() == n && t.is_contiguous() && t.shape() == out.shape();
-    ops.push_back(o);
+    o.contiguous = t.numel() == numel_ && t.is_contiguous() && t.shape() == out.shape();
+    operands_.push_back(o);
   }
-  float* dst = out.data<float>();
-  int64_t blocks = (n + kBlock - 1) / kBlock;
-  size_t num_steps = node.steps.size();
-#pragma omp parallel if (blocks > 1)
-  {
-    // One scratch block per input that is not read in place, and one per step.
-    std::vector<float> scratch((num_inputs + num_steps) * kBlock);
-    std::vector<const float*> in(num_inputs);
-#pragma omp for schedule(static)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      int64_t begin = blk * kBlock, len = std::min(kBlock, n - begin);
-      for (size_t k = 0; k < num_inputs; ++k) {
-        float* buf = scratch.data() + k * kBlock;
-        if (ops[k].contiguous) {
-          in[k] = ops[k].data + begin;
-        } else if (ops[k].scalar) {
-          std::fill(buf, buf + len, ops[k].data[0]);
-          in[k] = buf;
-        } else {
-          gather(ops[k], begin, len, buf);
-          in[k] = buf;
-        }
-      }
-      for (size_t s = 0; s < num_steps; ++s) {
-        const FusedStep& step = node.steps[s];
-        auto operand = [&](int r) -> const float* {
-          return r >= 0 ? in[static_cast<size_t>(r)]
-                        : scratch.data() + (num_inputs + static_cast<size_t>(-1 - r)) * kBlock;
-        };
-        // The last step writes straight into the output.
-        float* result =
-            s + 1 == num_steps ? dst + begin : scratch.data() + (num_inputs + s) * kBlock;
-        apply(step, operand(step.a), operand(step.b), result, len);
+}
+
+void FusedLoop::run(int64_t begin, int64_t end) const {
+  const size_t num_inputs = operands_.size(), num_steps = steps_.size();
+  // One scratch block per input that is not read in place, and one per step.
+  thread_local std::vector<float> scratch;
+  thread_local std::vector<const float*> in;
+  if (scratch.size() < (num_inputs + num_steps) * kBlock)
+    scratch.resize((num_inputs + num_steps) * kBlock);
+  in.resize(num_inputs);
+  for (int64_t at = begin; at < end; at += kBlock) {
+    const int64_t len = std::min(kBlock, end - at);
+    for (size_t k = 0; k < num_inputs; ++k) {
+      const Operand& op = operands_[k];
+      float* buf = scratch.data() + k * kBlock;
+      if (op.contiguous) {
+        in[k] = op.data + at;
+      } else if (op.scalar) {
+        std::fill(buf, buf + len, op.data[0]);
+        in[k] = buf;
+      } else {
+        gather(op, at, len, buf);
+        in[k] = buf;
       }
     }
+    auto operand = [&](int r) -> const float* {
+      return r >= 0 ? in[static_cast<size_t>(r)]
+                    : scratch.data() + (num_inputs + static_cast<size_t>(-1 - r)) * kBlock;
+    };
+    for (size_t s = 0; s < num_steps; ++s) {
+      const FusedStep& step = steps_[s];
+      // The last step writes straight into the output (in place when it is also an input:
+      // element i is read before it is written).
+      float* result = s + 1 == num_steps ? out_ + at : scratch.data() + (num_inputs + s) * kBlock;
+      apply(step, operand(step.a), operand(step.b), result, len);
+    }
   }
+}
+
+void FusedLoop::run_parallel() const {
+  const int64_t blocks = (numel_ + kBlock - 1) / kBlock;
+  cpu::parallel_for(
+      blocks, 1, [&](int64_t b0, int64_t b1) { run(b0 * kBlock, std::min(numel_, b1 * kBlock)); });
+}
+
+void run_fused(const Node& node, Tensor* const* args) {
+  const size_t num_inputs = node.params.size() - 1;
+  std::vector<const Tensor*> inputs(args, args + num_inputs);
+  FusedLoop(node.steps, inputs, *args[num_inputs]).run_parallel();
 }
 
 }  // namespace wick::jit

@@ -12,6 +12,8 @@
 // block, not per element.
 #pragma once
 
+#include <vector>
+
 #include "jit/graph.h"
 
 namespace wick::jit {
@@ -19,6 +21,37 @@ namespace wick::jit {
 // Whether `op` may join a fused chain: a unary or binary elementwise row whose output has its
 // input's floating dtype (comparisons and bool ops do not).
 bool fusible_op(OpKey op);
+
+// A fused chain over one output with its operands resolved: run() applies the chain to the
+// output's flat elements [begin, end), in blocks, and may be called from several threads at once
+// on disjoint ranges. An input may be the output itself (the chain then runs in place: each
+// element is read before it is written), which is how a convolution's epilogue runs
+// (Note [conv epilogue fusion] in jit/passes/fuse_conv_epilogue.cpp).
+class FusedLoop {
+ public:
+  // `inputs`: the operands the steps' refs >= 0 name; `out`: contiguous float32. Throws
+  // std::runtime_error for another output dtype or layout, a non-float32 input or a step whose op
+  // is not fusible (before any thread runs).
+  FusedLoop(const std::vector<FusedStep>& steps, const std::vector<const Tensor*>& inputs,
+            Tensor& out);
+  void run(int64_t begin, int64_t end) const;
+  void run_parallel() const;  // every element, the blocks split over the threads
+  int64_t numel() const { return numel_; }
+
+  struct Operand {  // how a block of one input is read
+    const float* data;
+    bool contiguous;  // the output's own layout: read data + i
+    bool scalar;      // one element for every output element
+    Shape shape;      // the output's shape, and the input's strides broadcast to it
+    Strides strides;
+  };
+
+ private:
+  std::vector<FusedStep> steps_;
+  std::vector<Operand> operands_;
+  float* out_;
+  int64_t numel_;
+};
 
 // Runs `node` (NodeKind::Fused): args[0..n-2] are its inputs, args[n-1] its (contiguous float32)
 // output, n = node.params.size().

@@ -69,8 +69,8 @@ bool is_random_op(OpKey op) { return op == OpKey::uniform || op == OpKey::normal
 
 std::string Node::name() const {
   if (kind == NodeKind::View) return "view";
-  if (kind == NodeKind::Kernel) return op_name(op);
-  std::string s = "fused[";
+  if (kind == NodeKind::Kernel && steps.empty()) return op_name(op);
+  std::string s = kind == NodeKind::Kernel ? std::string(op_name(op)) + "+[" : "fused[";
   for (size_t i = 0; i < steps.size(); ++i) s += std::string(i ? ", " : "") + op_name(steps[i].op);
   return s + "]";
 }

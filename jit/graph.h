@@ -78,10 +78,14 @@ struct Node {
   Shape view_shape;
   Strides view_strides;
   int64_t view_offset = 0;
-  // Fused: the steps; the output is the last param (role Write).
+  // Fused: the steps; the output is the last param (role Write). A kernel may carry steps too,
+  // as its epilogue (jit/passes/fuse_conv_epilogue.cpp): they run over its output in place, and
+  // their operand 0 is that output, params[epilogue_at - 1], and operand k >= 1 is
+  // params[epilogue_at + k - 1] (the epilogue's other inputs follow the kernel's own params).
   std::vector<FusedStep> steps;
+  size_t epilogue_at = 0;
 
-  std::string name() const;  // "conv2d", "view", "fused[add, relu]"
+  std::string name() const;  // "conv2d", "view", "fused[add, relu]", "conv2d+[add, relu]"
 };
 
 class Graph {

@@ -472,7 +472,8 @@ void Emitter::run() {
     const Node& n = g.nodes[i];
     current = static_cast<int>(i);
     if (n.kind == NodeKind::View) continue;  // translated when read (Note [views in ONNX])
-    if (n.kind == NodeKind::Fused) fail("a fused node (export runs before fusion)");
+    if (n.kind == NodeKind::Fused || !n.steps.empty())
+      fail("a fused node (export runs before fusion)");
     translate_kernel(*this, n);
   }
   current = -1;

@@ -56,6 +56,8 @@ jit::CompileOptions options_from(const py::dict& d) {
       o.fold_conv_bn = value;
     else if (key == "fuse")
       o.fuse = value;
+    else if (key == "conv_epilogue")
+      o.conv_epilogue = value;
     else if (key == "plan_memory")
       o.plan_memory = value;
     else if (key == "prepack_weights")
@@ -202,6 +204,7 @@ void init_jit(py::module_& root) {
   m.def("fold_constants", &jit::fold_constants, py::arg("graph"));
   m.def("fold_conv_batchnorm", &jit::fold_conv_batchnorm, py::arg("graph"));
   m.def("fuse_elementwise", &jit::fuse_elementwise, py::arg("graph"));
+  m.def("fuse_conv_epilogue", &jit::fuse_conv_epilogue, py::arg("graph"));
   m.def(
       "plan_memory", [](const Graph& g) { return plan_dict(jit::plan_memory(g)); },
       py::arg("graph"));

@@ -26,11 +26,15 @@ constexpr int64_t kColumnsPerStep = RJ * kVector;
 // An image padded, and for stride 2 split into four phase planes, P[a][b][u][v] =
 // padded[2u + a][2v + b] (Note [direct convolution over padded rows]): the input of output
 // j = y * row_width + x through tap (i, k) is then at j + offset(i, k) in channel's planes.
+// With stride 1 a row is padded on its right only, row_width = w + pad_w: its left padding is
+// the previous row's right padding (and, before the first row, `lead` zeros), so an output row
+// computes 2 - pad_w thrown-away columns instead of 2 (none for padding 2).
 struct Geometry {
   int64_t c, h, w, pad_h, pad_w, stride;
   int64_t padded_h() const { return h + 2 * pad_h; }
   int64_t padded_w() const { return w + 2 * pad_w; }
-  int64_t row_width() const { return (padded_w() + stride - 1) / stride; }
+  int64_t row_width() const { return stride == 1 ? w + pad_w : (padded_w() + stride - 1) / stride; }
+  int64_t lead() const { return stride == 1 ? pad_w : 0; }  // zeros before the first plane
   int64_t phase_plane() const { return (padded_h() + stride - 1) / stride * row_width(); }
   int64_t plane() const { return stride * stride * phase_plane(); }  // one channel's floats
   int64_t out_h() const { return (padded_h() - 3) / stride + 1; }
@@ -44,27 +48,27 @@ struct Geometry {
   int64_t rows_rounded() const { return (rows() + kVector - 1) / kVector * kVector; }
   // The last vector of the last channel reads up to rows_rounded() - rows() + 2 floats past the
   // planes; they are zeros and feed only thrown-away outputs.
-  int64_t padded_floats() const { return c * plane() + 2 * kVector; }
+  int64_t padded_floats() const { return lead() + c * plane() + 2 * kVector; }
 };
 
 // Channels [c0, c1) of `image` into the zero-bordered (phase) planes of `padded`.
 void pad_channels(const float* image, const Geometry& g, int64_t c0, int64_t c1, float* padded) {
-  const int64_t wp = g.padded_w();
+  const int64_t rw = g.row_width();
+  if (c0 == 0) std::fill(padded, padded + g.lead(), 0.0f);
   for (int64_t c = c0; c < c1; ++c) {
-    float* plane = padded + c * g.plane();
+    float* plane = padded + g.lead() + c * g.plane();
     const float* channel = image + c * g.h * g.w;
-    if (g.stride == 1) {
-      std::fill(plane, plane + g.pad_h * wp, 0.0f);
+    if (g.stride == 1) {  // rows of [w values, pad_w zeros]
+      std::fill(plane, plane + g.pad_h * rw, 0.0f);
       for (int64_t y = 0; y < g.h; ++y) {
-        float* row = plane + (g.pad_h + y) * wp;
-        std::fill(row, row + g.pad_w, 0.0f);
-        std::memcpy(row + g.pad_w, channel + y * g.w, g.w * sizeof(float));
-        std::fill(row + g.pad_w + g.w, row + wp, 0.0f);
+        float* row = plane + (g.pad_h + y) * rw;
+        std::memcpy(row, channel + y * g.w, g.w * sizeof(float));
+        std::fill(row + g.w, row + rw, 0.0f);
       }
-      std::fill(plane + (g.pad_h + g.h) * wp, plane + g.plane(), 0.0f);
+      std::fill(plane + (g.pad_h + g.h) * rw, plane + g.plane(), 0.0f);
       continue;
     }
-    const int64_t rw = g.row_width(), phase_rows = g.phase_plane() / rw;
+    const int64_t phase_rows = g.phase_plane() / rw;
     for (int a = 0; a < 2; ++a) {
       for (int b = 0; b < 2; ++b) {
         float* phase = plane + (a * 2 + b) * g.phase_plane();
@@ -79,7 +83,9 @@ void pad_channels(const float* image, const Geometry& g, int64_t c0, int64_t c1,
       }
     }
   }
-  if (c1 == g.c) std::fill(padded + g.c * g.plane(), padded + g.padded_floats(), 0.0f);
+  if (c1 == g.c) {
+    std::fill(padded + g.lead() + g.c * g.plane(), padded + g.padded_floats(), 0.0f);
+  }
 }
 
 // acc[o][j] = sum_c sum_tap weight[o][c][tap] * padded[c][j + offset(tap)] for one block of RO
@@ -173,7 +179,8 @@ bool direct_conv_fits(const Shape& weight, const Conv2dParams& p, int64_t out_wi
 }
 
 void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
-                   int64_t w, const float* bias, float* out, const Conv2dParams& params) {
+                   int64_t w, const float* bias, float* out, const Conv2dParams& params,
+                   const OutputEpilogue& epilogue) {
   const Geometry g{weight.in_channels(), h, w, params.padding[0], params.padding[1],
                    params.stride[0]};
   const int64_t o_total = weight.out_channels(), blocks = (o_total + RO - 1) / RO;
@@ -181,9 +188,12 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
   const size_t acc_floats = static_cast<size_t>(RO * g.rows_rounded());
   const size_t per_thread = static_cast<size_t>(g.padded_floats()) + acc_floats;
   const int threads = max_threads();
-  auto run_block = [&](const float* padded, int64_t b, float* acc_rows, float* image_out_ptr) {
+  const int64_t plane_out = g.out_h() * g.out_w();
+  auto run_block = [&](const float* padded, int64_t b, float* acc_rows, int64_t image) {
+    const int64_t o0 = b * RO, o1 = std::min(o_total, (b + 1) * RO);
     block_kernel(padded, weight.block(b), g, acc_rows);
-    write_block(acc_rows, g, b * RO, std::min(o_total, (b + 1) * RO), bias, image_out_ptr);
+    write_block(acc_rows, g, o0, o1, bias, out + image * image_out);
+    if (epilogue) epilogue(image * image_out + o0 * plane_out, image * image_out + o1 * plane_out);
   };
   if (n >= threads) {
     // Whole images per thread (Note [threads over images or inside the GEMM]).
@@ -192,8 +202,7 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
     for (int64_t i = 0; i < n; ++i) {
       float* padded = buffers + thread_slot() * per_thread;
       pad_channels(input + i * image_in, g, 0, g.c, padded);
-      for (int64_t b = 0; b < blocks; ++b)
-        run_block(padded, b, padded + g.padded_floats(), out + i * image_out);
+      for (int64_t b = 0; b < blocks; ++b) run_block(padded, b, padded + g.padded_floats(), i);
     }
     return;
   }
@@ -208,7 +217,7 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int64_t b = 0; b < blocks; ++b) {
       float* acc_rows = buffers + g.padded_floats() + thread_slot() * acc_floats;
-      run_block(padded, b, acc_rows, out + i * image_out);
+      run_block(padded, b, acc_rows, i);
     }
   }
 }

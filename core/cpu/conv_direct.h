@@ -9,7 +9,11 @@
 // same padded row space, j = y * Wp + x. Then the input that output j sees through tap (i, k)
 // is at j + i * Wp + k for every j - so sixteen consecutive outputs read sixteen consecutive
 // inputs, one unaligned vector load per tap, whatever the row boundaries. The columns
-// x in [OW, Wp) are computed and thrown away: 2/34 of the work at 32x32, 2/10 at 8x8.
+// x in [OW, Wp) are computed and thrown away. With stride 1 a row needs zeros on its right only,
+// Wp = W + pad: the previous row's right padding is its left padding. That leaves 1/33 of the work
+// thrown away at 32x32 with padding 1 and 1/17 at 16x16 (2/34 and 2/18 with both sides padded:
+// the 32->32 @16 layer ran 1.73 -> 1.55 ms when the change was made); at 8x8 the 72 outputs
+// still fill 5 vectors, as the 80 did.
 // Stride 2 splits the padded image into four phase planes, P[a][b][u][v] = padded[2u+a][2v+b]:
 // input (2y + i, 2x + k) is P[i%2][k%2][y + i/2][x + k/2], so in each plane's row space it is
 // again output j plus a constant per tap.
@@ -27,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/kernels.h"
@@ -56,10 +61,18 @@ void set_direct_conv_enabled(bool enabled);
 // that the thrown-away columns stay a small part of the work.
 bool direct_conv_fits(const Shape& weight, const Conv2dParams& params, int64_t out_width);
 
+// Work on a part of a convolution's output as soon as that part is final, while it is still in
+// cache: called with a range [begin, end) of the output's flat elements, from several threads at
+// once on disjoint ranges, and it must not throw. A frozen graph's ReLU or residual add after a
+// convolution runs this way (Note [conv epilogue fusion] in jit/passes/fuse_conv_epilogue.cpp).
+using OutputEpilogue = std::function<void(int64_t begin, int64_t end)>;
+
 // out[n] = conv(input[n], weight) + bias (bias may be null), for
 // contiguous NCHW float32 `input` [N, C, H, W] and `out` [N, O, OH, OW]. Threads take whole
-// images when there are enough, else blocks of output channels.
+// images when there are enough, else blocks of output channels. `epilogue`, when given, runs on
+// each block of output channels of each image right after it is written.
 void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n, int64_t h,
-                   int64_t w, const float* bias, float* out, const Conv2dParams& params);
+                   int64_t w, const float* bias, float* out, const Conv2dParams& params,
+                   const OutputEpilogue& epilogue = {});
 
 }  // namespace wick::cpu

@@ -421,6 +421,8 @@ constexpr int64_t kMinWinogradTiles = 32;
 // ResNet-20 (16-64 channels) at batch 64 ran 52 ms with im2col and 67 ms with Winograd; at batch
 // 1, where im2col's thin GEMMs are split over the threads, Winograd was faster (2.7 vs 4.8 ms).
 constexpr int64_t kMinWinogradChannelsBatched = 64;
+// Elements per thread below which an epilogue over a whole output runs on one thread.
+constexpr int64_t kEpilogueGrain = 1 << 14;
 
 PackedConvWeight::PackedConvWeight(const Tensor& weight, const Conv2dParams& params,
                                    const Shape& input_shape, bool allow_winograd)
@@ -457,9 +459,15 @@ PackedConvWeight::PackedConvWeight(const Tensor& weight, const Conv2dParams& par
 }
 
 void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const Tensor& bias,
-                      Tensor& out, const Conv2dParams& params) {
-  if (weight.winograd() != nullptr)
-    return conv2d_winograd(*weight.winograd(), input, bias, out, params);
+                      Tensor& out, const Conv2dParams& params, const OutputEpilogue& epilogue) {
+  // Winograd and im2col + GEMM finish the output as a whole; the epilogue then makes one pass.
+  auto whole_output_epilogue = [&] {
+    if (epilogue) parallel_for(out.numel(), kEpilogueGrain, epilogue);
+  };
+  if (weight.winograd() != nullptr) {
+    conv2d_winograd(*weight.winograd(), input, bias, out, params);
+    return whole_output_epilogue();
+  }
   const Shape& w = weight.shape();
   if (weight.direct() != nullptr) {
     const DirectConvWeight& d = *weight.direct();
@@ -472,7 +480,8 @@ void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const
         "conv2d_prepacked", "the packed weight ", w, " does not fit input ", input.shape(),
         " and output ", out.shape());
     return conv2d_direct(d, input.data<float>(), input.size(0), input.size(2), input.size(3),
-                         bias.defined() ? bias.data<float>() : nullptr, out.data<float>(), params);
+                         bias.defined() ? bias.data<float>() : nullptr, out.data<float>(), params,
+                         epilogue);
   }
   check_value(static_cast<int64_t>(weight.groups().size()) == params.groups && input.dim() == 4 &&
                   input.size(1) == w[1] * params.groups && input.dtype() == kFloat32 &&
@@ -481,6 +490,7 @@ void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const
               " does not fit input ", input.shape(), " (groups ", params.groups, ") and output ",
               out.shape());
   conv_forward<float>(input, w, nullptr, bias, out, params, &weight.groups());
+  whole_output_epilogue();
 }
 
 void register_conv_kernels(KernelRegistry& r) {

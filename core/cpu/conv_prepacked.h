@@ -51,8 +51,10 @@ class PackedConvWeight {
 
 // conv2d's CPU kernel (Conv2dKernel) with the weight packed ahead of time: the same result as
 // the kernel given the weight it was packed from. Throws wick::ValueError when `input` or
-// `params.groups` do not match the packed weight.
+// `params.groups` do not match the packed weight. `epilogue` then runs over all of `out`: the
+// direct convolution hands it each block as it is written, the other algorithms the whole
+// output afterwards.
 void conv2d_prepacked(const PackedConvWeight& weight, const Tensor& input, const Tensor& bias,
-                      Tensor& out, const Conv2dParams& params);
+                      Tensor& out, const Conv2dParams& params, const OutputEpilogue& epilogue = {});
 
 }  // namespace wick::cpu

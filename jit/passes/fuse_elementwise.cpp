@@ -12,9 +12,7 @@ namespace wick::jit {
 // values between its members never reach memory. Only float32 CPU ops that write one fresh,
 // contiguous output join, and no input may live on a storage that some node updates in place
 // (the chain runs later than its first members did).
-namespace {
-
-bool candidate(const Graph& g, const Node& n, const std::vector<bool>& updated) {
+bool fusible_node(const Graph& g, const Node& n, const std::vector<bool>& updated) {
   if (n.kind != NodeKind::Kernel || !fusible_op(n.op) || n.device.type != kCPU) return false;
   for (size_t k = 0; k < n.params.size(); ++k) {
     if (n.params[k] < 0 || n.roles[k] == Role::Update) return false;
@@ -32,7 +30,7 @@ bool candidate(const Graph& g, const Node& n, const std::vector<bool>& updated) 
   return numel == out.storage_numel;
 }
 
-UnaryAttrs unary_attrs(const Node& n) {
+UnaryAttrs fused_step_attrs(const Node& n) {
   UnaryAttrs a;
   for (const DispatchAttr& at : n.attrs) {
     double v = at.f;
@@ -46,8 +44,6 @@ UnaryAttrs unary_attrs(const Node& n) {
   }
   return a;
 }
-
-}  // namespace
 
 int fuse_elementwise(Graph& g) {
   std::vector<int> uses(g.values.size(), 0);
@@ -64,7 +60,7 @@ int fuse_elementwise(Graph& g) {
   std::vector<int> group_of(g.values.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (!candidate(g, n, updated)) continue;
+    if (!fusible_node(g, n, updated)) continue;
     int out = n.params.back();
     int join = -1;
     for (size_t k = 0; k + 1 < n.params.size(); ++k) {
@@ -105,7 +101,7 @@ int fuse_elementwise(Graph& g) {
       const Node& m = g.nodes[chain[s]];
       FusedStep step;
       step.op = m.op;
-      step.attrs = unary_attrs(m);
+      step.attrs = fused_step_attrs(m);
       int refs[2] = {0, 0};
       for (size_t k = 0; k + 1 < m.params.size() && k < 2; ++k) {
         int p = m.params[k];

@@ -32,5 +32,14 @@ int functionalize(Graph& g);
 
 // fuse_elementwise.cpp: chains of elementwise ops become one fused loop (jit/fused_cpu.h).
 int fuse_elementwise(Graph& g);
+// Whether `n` may join a fused chain: a float32 CPU elementwise op writing one fresh contiguous
+// output and reading no storage that some node updates in place (`updated`, by base value id).
+bool fusible_node(const Graph& g, const Node& n, const std::vector<bool>& updated);
+// A fusible node's attributes (negative_slope, min, max, ...) as a fused step carries them.
+UnaryAttrs fused_step_attrs(const Node& n);
+
+// fuse_conv_epilogue.cpp: a float32 CPU convolution whose only use is an elementwise op or fused
+// chain takes that chain as its epilogue, run on each block of its output as it is written.
+int fuse_conv_epilogue(Graph& g);
 
 }  // namespace wick::jit

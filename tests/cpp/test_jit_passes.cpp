@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "core/cpu/conv_direct.h"
 #include "jit/compile.h"
 #include "jit/executor.h"
 #include "jit/passes/memory_plan.h"
@@ -282,4 +283,113 @@ TEST(JitPasses, FunctionalizationKeepsPartialWrites) {
   auto g = jit::trace(f, {x});
   EXPECT_EQ(jit::functionalize(*g), 0);
   expect_same(run(*g, {x}), f({x})[0], 0);
+}
+
+namespace {
+// A residual block in the order torchvision's runs it: conv -> relu -> conv, then the shortcut
+// (a 1x1 convolution computed after the second one), add, relu; and a channel scale after a
+// convolution whose output is also returned.
+struct ResidualBlock {
+  Tensor w1 = randn({16, 8, 3, 3}) * 0.2, b1 = randn({16}), w2 = randn({16, 16, 3, 3}) * 0.1;
+  Tensor ws = randn({16, 8, 1, 1}), scale = randn({16, 1, 1});
+  jit::NamedTensors params() const {
+    return {{"w1", w1}, {"b1", b1}, {"w2", w2}, {"ws", ws}, {"scale", scale}};
+  }
+  std::vector<Tensor> operator()(const std::vector<Tensor>& xs) const {
+    Tensor y = conv2d(xs[0], w1, b1, 1, 1).relu();
+    Tensor z = conv2d(y, w2, Tensor(), 1, 1);
+    Tensor out = (z + conv2d(xs[0], ws)).relu();
+    Tensor kept = conv2d(out, w2, Tensor(), 1, 1);  // used twice: written to memory
+    return {out, (kept * scale).sigmoid(), kept};
+  }
+};
+}  // namespace
+
+TEST(JitPasses, ConvEpilogueFusion) {
+  ResidualBlock block;
+  Tensor x = randn({3, 8, 12, 12});  // 3 images: threads split images and channel blocks
+  auto g = jit::trace(std::ref(block), {x}, block.params());
+  jit::fuse_elementwise(*g);
+  jit::Graph before = *g;
+  EXPECT_EQ(jit::fuse_conv_epilogue(*g), 2);
+  show("conv epilogue fusion", before, *g);
+  g->check();
+  EXPECT_EQ(count_op(*g, "conv2d+[relu]"), 1);
+  EXPECT_EQ(count_op(*g, "conv2d+[add, relu]"), 1);
+  EXPECT_EQ(count_op(*g, "fused[mul, sigmoid]"), 1);  // its conv's output is also returned
+  EXPECT_EQ(g->num_kernels(), before.num_kernels() - 2);
+  // The same functors in the same order on the same convolution results: bit for bit, through
+  // the kernel table and through weights packed ahead of time (the epilogue block by block).
+  std::vector<Tensor> want = block({x});
+  auto fused = std::make_shared<jit::Graph>(*g);
+  std::vector<Tensor> got = jit::Executor(fused, block.params()).run({x});
+  auto frozen = std::make_shared<jit::Graph>(*jit::trace(std::ref(block), {x}, block.params()));
+  jit::freeze_parameters(*frozen, block.params());
+  auto frozen_plain = std::make_shared<jit::Graph>(*frozen);
+  jit::fuse_elementwise(*frozen);
+  EXPECT_EQ(jit::fuse_conv_epilogue(*frozen), 2);
+  jit::ExecutorOptions packed;
+  packed.prepack_weights = true;
+  jit::Executor fast(frozen, {}, packed), plain(frozen_plain, {}, packed);
+  EXPECT_EQ(fast.prepacked_weights(), 4);
+  EXPECT_EQ(fast.direct_convolutions(), 3);  // the 3x3 ones
+  std::vector<Tensor> got_packed = fast.run({x}), want_packed = plain.run({x});
+  // im2col + GEMM: the epilogue runs over the whole output afterwards.
+  cpu::set_direct_conv_enabled(false);
+  jit::Executor fast_im2col(frozen, {}, packed), plain_im2col(frozen_plain, {}, packed);
+  cpu::set_direct_conv_enabled(true);
+  EXPECT_EQ(fast_im2col.direct_convolutions(), 0);
+  std::vector<Tensor> got_im2col = fast_im2col.run({x}), want_im2col = plain_im2col.run({x});
+  for (size_t i = 0; i < want.size(); ++i) {
+    expect_same(got[i], want[i], 0);
+    expect_same(got_packed[i], want_packed[i], 0);
+    expect_same(got_im2col[i], want_im2col[i], 0);
+    expect_same(got_packed[i], want[i], 1e-5, 1e-5);
+  }
+}
+
+TEST(JitPasses, ConvEpilogueNeedsTheWholeOutput) {
+  Tensor w = randn({4, 2, 3, 3});
+  auto f = [&](const std::vector<Tensor>& xs) {
+    Tensor y = conv2d(xs[0], w, Tensor(), 1, 1);  // [1, 4, 5, 5], broadcast against xs[1]
+    return std::vector<Tensor>{(y + xs[1]).relu(), conv2d(xs[0], w, Tensor(), 1, 1).exp()};
+  };
+  Tensor x = randn({1, 2, 5, 5}), other = randn({3, 4, 5, 5});
+  auto g = jit::trace(f, {x, other}, {{"w", w}});
+  jit::fuse_elementwise(*g);
+  EXPECT_EQ(jit::fuse_conv_epilogue(*g), 1);  // only the second: the first output is broadcast
+  std::cout << *g;
+  EXPECT_EQ(count_op(*g, "conv2d+[exp]"), 1);
+  std::vector<Tensor> got = jit::Executor(g, {{"w", w}}).run({x, other}), want = f({x, other});
+  expect_same(got[0], want[0], 0);
+  expect_same(got[1], want[1], 0);
+}
+
+TEST(JitPasses, ConvEpilogueStaysBeforeAnUpdateOfItsInput) {
+  Tensor w = randn({3, 3, 3, 3});
+  auto f = [&](const std::vector<Tensor>& xs) {
+    Tensor buf = xs[0].exp();
+    Tensor y = conv2d(buf, w, Tensor(), 1, 1);
+    buf.mul_(2);  // the convolution must still read buf before this
+    return std::vector<Tensor>{(y + buf).relu()};
+  };
+  Tensor x = randn({2, 3, 9, 9});
+  auto g = jit::trace(f, {x}, {{"w", w}});
+  jit::fuse_elementwise(*g);
+  EXPECT_EQ(jit::fuse_conv_epilogue(*g), 0);
+  std::cout << *g;
+  expect_same(jit::Executor(g, {{"w", w}}).run({x})[0], f({x})[0], 0);
+  // Updated before the convolution, the same storage does not stop it.
+  auto h = [&](const std::vector<Tensor>& xs) {
+    Tensor buf = xs[0].exp();
+    buf.mul_(2);
+    Tensor y = conv2d(buf, w, Tensor(), 1, 1);
+    return std::vector<Tensor>{(y + buf).relu()};
+  };
+  auto gh = jit::trace(h, {x}, {{"w", w}});
+  jit::fuse_elementwise(*gh);
+  EXPECT_EQ(jit::fuse_conv_epilogue(*gh), 1);
+  std::cout << *gh;
+  EXPECT_EQ(count_op(*gh, "conv2d+[add, relu]"), 1);
+  expect_same(jit::Executor(gh, {{"w", w}}).run({x})[0], h({x})[0], 0);
 }

@@ -104,10 +104,29 @@ def test_resnet20_inference_folded_and_fused():
         assert_equal(fast(x), want, rtol=1e-4, atol=1e-4)  # folding rounds elsewhere
     print(fast.log)
     assert "batch_norm" not in fast.graph.nodes
-    assert any(name.startswith("fused[add, relu") for name in fast.graph.nodes)
+    assert "conv2d+[add, relu]" in fast.graph.nodes  # the residual add as a conv's epilogue
     assert fast.kernels_per_run < exact.kernels_per_run
     plan = fast.memory_plan
     assert plan["live_peak_bytes"] <= plan["arena_bytes"] < plan["total_bytes"]
+
+
+def test_conv_epilogue_is_bit_exact_and_saves_kernels():
+    wick.manual_seed(4)
+    model = resnet20().eval()
+    x = wick.randn(3, 3, 32, 32)
+    separate = wick.compile(model, freeze=True, conv_epilogue=False)
+    fused = wick.compile(model, freeze=True)
+    with wick.no_grad():
+        assert_equal(fused(x), separate(x), rtol=0)
+    nodes = fused.graph.nodes
+    print(fused.log)
+    # The stem and each block's first convolution take their ReLU, each block's second one the
+    # residual add and ReLU (in the two downsampling blocks, two kernels: their shortcut is
+    # written into slices, so elementwise fusion leaves add and relu apart): 21 kernels fewer.
+    assert nodes.count("conv2d+[relu]") == 10 and nodes.count("conv2d+[add, relu]") == 9
+    assert "relu" not in nodes and "fused[add, relu]" not in nodes
+    assert fused.kernels_per_run == separate.kernels_per_run - 21
+    assert "conv epilogue fusion: 19" in fused.log
 
 
 def test_passes_from_python_print_before_and_after():

@@ -17,7 +17,7 @@ Graph = _jit.Graph
 DispatchCounter = _jit.DispatchCounter
 
 _OPTIONS = ("dead_code", "common_subexpressions", "constant_folding", "freeze", "fold_conv_bn",
-            "fuse", "plan_memory", "prepack_weights", "winograd")
+            "fuse", "conv_epilogue", "plan_memory", "prepack_weights", "winograd")
 
 
 def _as_list(inputs):
@@ -142,8 +142,10 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     conv + batch-norm folding can use them; later changes to the parameters are not seen.
     Frozen float32 convolutions on the CPU also get their weights packed for the GEMM once, when
     the graph is built, and 3x3 stride-1 ones run Winograd's F(2x2, 3x3) where it is faster.
+    fuse=True also lets a convolution run its only consumer, an elementwise op or chain (a ReLU,
+    a residual add + ReLU), as an epilogue on each block of its output while it is in cache.
     The other passes (dead_code, common_subexpressions, constant_folding, fold_conv_bn,
-    prepack_weights, winograd) are on unless passed as False. A replay records nothing for autograd: its outputs have no grad_fn,
+    conv_epilogue, prepack_weights, winograd) are on unless passed as False. A replay records nothing for autograd: its outputs have no grad_fn,
     so backward() through a compiled forward is not possible; compile the whole training step.
 
     A training step compiles too: a function that runs the forward, ``loss.backward()`` and
