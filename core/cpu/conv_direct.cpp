@@ -222,4 +222,139 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
   }
 }
 
+namespace {
+
+constexpr int kGradO = 4, kGradC = 6;  // the weight gradient's register block
+
+// dY of one image [O][OH][OW] into the row space [O][rows_rounded], zeros past each row's OW.
+void pad_grad_rows(const float* dy, const Geometry& g, int64_t o, float* rows) {
+  const int64_t rw = g.row_width(), oh = g.out_h(), ow = g.out_w(), r = g.rows_rounded();
+  for (int64_t k = 0; k < o; ++k) {
+    float* dst = rows + k * r;
+    const float* src = dy + k * oh * ow;
+    for (int64_t y = 0; y < oh; ++y) {
+      std::memcpy(dst + y * rw, src + y * ow, ow * sizeof(float));
+      std::fill(dst + y * rw + ow, dst + (y + 1) * rw, 0.0f);
+    }
+    std::fill(dst + oh * rw, dst + r, 0.0f);
+  }
+}
+
+// dw[(o0 + a) * C * 9 + (c0 + b) * 9 + tap] += sum over the group's images and j of
+// dY[o0 + a][j] * X[c0 + b][j + offset(tap)].
+template <int NO, int NC>
+void weight_grad_block(const float* __restrict grad_rows, const float* __restrict padded,
+                       const Geometry& g, int64_t o_total, int64_t images, int64_t o0, int64_t c0,
+                       int tap, float* __restrict dw) {
+  const int64_t r = g.rows_rounded(), plane = g.plane(), offset = g.offset(tap / 3, tap % 3);
+  const int64_t image_grad = o_total * r, image_in = g.padded_floats();
+  Vec acc[NO][NC];
+  for (int a = 0; a < NO; ++a)
+    for (int b = 0; b < NC; ++b) acc[a][b] = Vec{};
+  for (int64_t n = 0; n < images; ++n) {
+    const float* d = grad_rows + n * image_grad + o0 * r;
+    const float* x = padded + n * image_in + c0 * plane + offset;
+    for (int64_t j = 0; j < r; j += kVector) {
+      Vec dv[NO];
+      for (int a = 0; a < NO; ++a) dv[a] = load_unaligned(d + a * r + j);
+#pragma GCC unroll 6
+      for (int b = 0; b < NC; ++b) {
+        Vec xv = load_unaligned(x + b * plane + j);
+        // Keeps xv in a register: otherwise GCC folds the load into each of the NO multiply-adds
+        // and the loop issues 28 vector loads for 24 multiply-adds instead of 10.
+        asm("" : "+v"(xv));
+        for (int a = 0; a < NO; ++a) acc[a][b] += dv[a] * xv;
+      }
+    }
+  }
+  for (int a = 0; a < NO; ++a)
+    for (int b = 0; b < NC; ++b) dw[((o0 + a) * g.c + c0 + b) * kTaps + tap] += lane_sum(acc[a][b]);
+}
+
+using WeightGradBlock = void (*)(const float*, const float*, const Geometry&, int64_t, int64_t,
+                                 int64_t, int64_t, int, float*);
+
+template <int NO>
+WeightGradBlock weight_grad_block_for(int nc) {
+  switch (nc) {
+    case 1:
+      return weight_grad_block<NO, 1>;
+    case 2:
+      return weight_grad_block<NO, 2>;
+    case 3:
+      return weight_grad_block<NO, 3>;
+    case 4:
+      return weight_grad_block<NO, 4>;
+    case 5:
+      return weight_grad_block<NO, 5>;
+    default:
+      return weight_grad_block<NO, kGradC>;
+  }
+}
+
+WeightGradBlock weight_grad_block_for(int no, int nc) {
+  switch (no) {
+    case 1:
+      return weight_grad_block_for<1>(nc);
+    case 2:
+      return weight_grad_block_for<2>(nc);
+    case 3:
+      return weight_grad_block_for<3>(nc);
+    default:
+      return weight_grad_block_for<kGradO>(nc);
+  }
+}
+
+// Images a thread sums before adding the lanes: enough outputs per accumulator that the lane
+// sums are a small part of the work, few enough that the group's rows stay in L2.
+constexpr int64_t kGradOutputsPerSum = 2048;
+constexpr int64_t kGradGroupFloats = 128 * 1024;
+
+struct WeightGradBuffers;
+
+}  // namespace
+
+void conv2d_direct_weight_grad(const float* input, const float* grad_out, int64_t n, int64_t c,
+                               int64_t h, int64_t w, int64_t o, const Conv2dParams& params,
+                               float* grad_weight) {
+  const Geometry g{c, h, w, params.padding[0], params.padding[1], params.stride[0]};
+  const int64_t r = g.rows_rounded(), image_floats = g.padded_floats() + o * r;
+  const int threads = max_threads();
+  const int64_t per_thread_images = (n + threads - 1) / threads;
+  const int64_t group = std::clamp<int64_t>(
+      std::min((kGradOutputsPerSum + r - 1) / r, kGradGroupFloats / image_floats), 1,
+      per_thread_images);
+  const int64_t dw_floats = o * c * kTaps, per_thread = group * image_floats + dw_floats;
+  float* buffers = thread_scratch<WeightGradBuffers>(threads * per_thread);
+  for (int t = 0; t < threads; ++t) {
+    std::fill(buffers + t * per_thread + group * image_floats, buffers + (t + 1) * per_thread, 0.f);
+  }
+  const int64_t image_in = c * h * w, image_out = o * g.out_h() * g.out_w();
+  // A fixed block of images per thread, so that the sums are the same on every run.
+  parallel_for(n, 1, [&](int64_t first, int64_t last) {
+    float* padded = buffers + thread_slot() * per_thread;
+    float* grad_rows = padded + group * g.padded_floats();
+    float* dw = grad_rows + group * o * r;
+    for (int64_t n0 = first; n0 < last; n0 += group) {
+      const int64_t images = std::min(group, last - n0);
+      for (int64_t k = 0; k < images; ++k) {
+        pad_channels(input + (n0 + k) * image_in, g, 0, c, padded + k * g.padded_floats());
+        pad_grad_rows(grad_out + (n0 + k) * image_out, g, o, grad_rows + k * o * r);
+      }
+      for (int tap = 0; tap < kTaps; ++tap)
+        for (int64_t o0 = 0; o0 < o; o0 += kGradO)
+          for (int64_t c0 = 0; c0 < c; c0 += kGradC) {
+            const int no = static_cast<int>(std::min<int64_t>(kGradO, o - o0));
+            const int nc = static_cast<int>(std::min<int64_t>(kGradC, c - c0));
+            weight_grad_block_for(no, nc)(grad_rows, padded, g, o, images, o0, c0, tap, dw);
+          }
+    }
+  });
+  for (int64_t i = 0; i < dw_floats; ++i) {
+    float total = 0.0f;
+    for (int t = 0; t < threads; ++t) total += buffers[t * per_thread + group * image_floats + i];
+    grad_weight[i] = total;
+  }
+}
+
 }  // namespace wick::cpu

@@ -75,4 +75,25 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
                    int64_t w, const float* bias, float* out, const Conv2dParams& params,
                    const OutputEpilogue& epilogue = {});
 
+// Note [weight gradient over padded rows]
+// In the padded row space the weight gradient of tap t is a product of two matrices that are
+// already in memory: dW[o][c][t] = sum_n sum_j dY[n][o][j] * X[n][c][j + offset(t)], with dY
+// copied into the row space (zeros at the thrown-away columns). im2col + GEMM instead writes
+// the nine shifted copies of X out and has the GEMM pack them again, and its GEMM has only O
+// (16-64) rows. Here a register block of 4 output x 6 input channels keeps 24 vector
+// accumulators over j; a thread sums several images before it adds each accumulator's lanes,
+// so that the lane sums stay a small part of the work. Each input vector is loaded once for
+// its 4 multiply-adds (an empty asm keeps GCC from folding the load into each of them, which
+// made 28 loads for 24 multiply-adds and halved the speed). Forward + weight gradient, batch
+// 64, 2 threads, against im2col + GEMM: 16->16 @32 3.9 against 7.5-7.7 ms, 32->32 @16 3.5
+// against 5.5, 16->32 stride 2 @32 2.8 against 3.5-3.6; below 16x16 outputs it is no faster,
+// and conv_kernels.cpp keeps im2col there.
+//
+// grad_weight [O, C, 3, 3] = the weight gradient of conv2d_direct's convolution, for contiguous
+// float32 `input` [N, C, H, W] and `grad_out` [N, O, OH, OW]; the images are split over the
+// threads (N >= the thread count), whose sums are added in a fixed order.
+void conv2d_direct_weight_grad(const float* input, const float* grad_out, int64_t n, int64_t c,
+                               int64_t h, int64_t w, int64_t o, const Conv2dParams& params,
+                               float* grad_weight);
+
 }  // namespace wick::cpu

@@ -24,4 +24,13 @@ inline Vec load_unaligned(const float* p) {
 }
 inline void store_unaligned(float* p, Vec v) { std::memcpy(p, &v, sizeof(Vec)); }
 
+// The sum of a vector's lanes, halving the vector at each step.
+inline float lane_sum(Vec v) {
+  float lanes[kVector];
+  std::memcpy(lanes, &v, sizeof(Vec));
+  for (int width = kVector / 2; width > 0; width /= 2)
+    for (int i = 0; i < width; ++i) lanes[i] += lanes[i + width];
+  return lanes[0];
+}
+
 }  // namespace wick::cpu

@@ -32,21 +32,26 @@ TEST(Conv2d, DirectEqualsIm2col) {
     Tensor x64 = randn(c.x, kFloat64, g), w64 = randn({c.out, c.x[1], 3, 3}, kFloat64, g);
     Tensor b64 = randn({c.out}, kFloat64, g);
     Tensor want = conv2d(x64, w64, b64, c.stride, c.padding);
+    Tensor grad = randn(want.shape(), kFloat32, g);  // dY differs at every output
     auto run = [&]() {
-      Tensor x = x64.to(kFloat32).requires_grad_();
-      Tensor y = conv2d(x, w64.to(kFloat32), b64.to(kFloat32), c.stride, c.padding);
-      y.sum().backward();
-      return std::make_pair(y.detach(), x.grad());
+      Tensor x = x64.to(kFloat32).requires_grad_(), w = w64.to(kFloat32).requires_grad_();
+      Tensor y = conv2d(x, w, b64.to(kFloat32), c.stride, c.padding);
+      (y * grad).sum().backward();
+      return std::make_tuple(y.detach(), x.grad(), w.grad());
     };
-    auto [direct, direct_dx] = run();
-    std::pair<Tensor, Tensor> reference;
+    auto [direct, direct_dx, direct_dw] = run();
+    std::tuple<Tensor, Tensor, Tensor> reference;
     {
       Im2colOnly im2col;
       reference = run();
     }
+    Tensor w64_leaf = w64.clone().requires_grad_();
+    (conv2d(x64, w64_leaf, b64, c.stride, c.padding) * grad.to(kFloat64)).sum().backward();
     expect_close(direct, want, 1e-4, 1e-5);
-    expect_close(direct, reference.first, 1e-5, 1e-5);
-    expect_close(direct_dx, reference.second, 1e-5, 1e-5);
+    expect_close(direct, std::get<0>(reference), 1e-5, 1e-5);
+    expect_close(direct_dx, std::get<1>(reference), 1e-5, 1e-5);
+    expect_close(direct_dw, std::get<2>(reference), 1e-4, 1e-4);
+    expect_close(direct_dw, w64_leaf.grad(), 1e-4, 1e-4);
   }
   EXPECT_TRUE(cpu::direct_conv_enabled());
 }
