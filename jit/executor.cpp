@@ -1,5 +1,6 @@
 #include "jit/executor.h"
 
+#include <optional>
 #include <unordered_map>
 
 #include "autograd/grad_mode.h"
@@ -111,24 +112,33 @@ void Executor::prepack(Step& step, const std::vector<bool>& updated) {
   direct_ += step.packed_weight->algorithm() == cpu::PackedConvWeight::Algorithm::kDirect;
 }
 
+void Executor::call_kernel(const Step& step, const void* call_args, Tensor* const* args) {
+  const Node& node = *step.node;
+  if (step.fn != nullptr) {
+    node.thunk->call(step.fn, call_args, args);
+  } else {
+    node.thunk->dispatch(node.op, node.device, call_args, args);
+  }
+}
+
 void Executor::run_with_epilogue(const Step& step, Tensor* const* args) {
   const Node& node = *step.node;
-  Tensor& out = *args[node.epilogue_at - 1];
-  std::vector<const Tensor*> operands{&out};
-  for (size_t k = node.epilogue_at; k < node.params.size(); ++k) operands.push_back(args[k]);
-  const FusedLoop epilogue(node.steps, operands, out);
+  std::optional<FusedLoop> epilogue;
+  if (!node.steps.empty()) {
+    Tensor& out = *args[node.epilogue_at - 1];
+    std::vector<const Tensor*> operands{&out};
+    for (size_t k = node.epilogue_at; k < node.params.size(); ++k) operands.push_back(args[k]);
+    epilogue.emplace(node.steps, operands, out);
+  }
   if (step.packed_weight) {
     const Conv2dParams& params = std::get<4>(*static_cast<const Conv2dArgs*>(node.args.get()));
-    cpu::conv2d_prepacked(*step.packed_weight, *args[0], *args[2], out, params,
-                          [&](int64_t begin, int64_t end) { epilogue.run(begin, end); });
+    cpu::OutputEpilogue each_block;
+    if (epilogue) each_block = [&](int64_t begin, int64_t end) { epilogue->run(begin, end); };
+    cpu::conv2d_prepacked(*step.packed_weight, *args[0], *args[2], *args[3], params, each_block);
     return;
   }
-  if (step.fn != nullptr) {
-    node.thunk->call(step.fn, node.args.get(), args);
-  } else {
-    node.thunk->dispatch(node.op, node.device, node.args.get(), args);
-  }
-  epilogue.run_parallel();
+  call_kernel(step, node.args.get(), args);
+  epilogue->run_parallel();  // only kernels with an epilogue come here without a packed weight
 }
 
 void Executor::bind_leaf(const Value& v, const Tensor& t, const char* what) {
@@ -183,20 +193,11 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
                   "internal error: ", node.name(), " was recorded with another signature");
       Args fresh = *static_cast<const Args*>(node.args.get());
       std::get<3>(fresh) = default_generator().reserve(args[0]->numel());
-      if (step.fn != nullptr) {
-        node.thunk->call(step.fn, &fresh, args.data());
-      } else {
-        node.thunk->dispatch(node.op, node.device, &fresh, args.data());
-      }
-    } else if (!node.steps.empty()) {
+      call_kernel(step, &fresh, args.data());
+    } else if (step.packed_weight || !node.steps.empty()) {
       run_with_epilogue(step, args.data());
-    } else if (step.packed_weight) {
-      const Conv2dParams& params = std::get<4>(*static_cast<const Conv2dArgs*>(node.args.get()));
-      cpu::conv2d_prepacked(*step.packed_weight, *args[0], *args[2], *args[3], params);
-    } else if (step.fn != nullptr) {
-      node.thunk->call(step.fn, node.args.get(), args.data());
     } else {
-      node.thunk->dispatch(node.op, node.device, node.args.get(), args.data());
+      call_kernel(step, node.args.get(), args.data());
     }
     for (auto [version, of] : step.versions) {
       env_[static_cast<size_t>(version)] = env_[static_cast<size_t>(of)];

@@ -59,8 +59,11 @@ class Executor {
   };
   // `updated`: by value id, whether the graph writes its storage in place.
   void prepack(Step& step, const std::vector<bool>& updated);
-  // A kernel with a fused epilogue (Note [conv epilogue fusion]): a prepacked convolution runs
-  // it block by block, any other kernel over its whole output afterwards.
+  // Calls the step's kernel, looked up ahead of time or through dispatch(), with `call_args`.
+  void call_kernel(const Step& step, const void* call_args, Tensor* const* args);
+  // A convolution with its weight packed ahead of time and/or a kernel with a fused epilogue
+  // (Note [conv epilogue fusion]): a prepacked convolution runs the epilogue block by block,
+  // any other kernel over its whole output afterwards.
   void run_with_epilogue(const Step& step, Tensor* const* args);
   Tensor allocate(const Value& v);
   void bind_leaf(const Value& v, const Tensor& t, const char* what);

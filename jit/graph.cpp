@@ -231,6 +231,18 @@ std::vector<bool> Graph::updated_storages() const {
   return updated;
 }
 
+std::vector<int> Graph::use_counts() const {
+  std::vector<int> uses(values.size(), 0);
+  for (const Node& n : nodes) {
+    for (size_t k = 0; k < n.params.size(); ++k) {
+      bool write = n.kind != NodeKind::View && n.roles[k] == Role::Write;
+      if (n.params[k] >= 0 && !write) ++uses[static_cast<size_t>(n.params[k])];
+    }
+  }
+  for (int o : outputs) uses[static_cast<size_t>(o)] += 2;
+  return uses;
+}
+
 void Graph::replace_uses(int from, int to) {
   for (Node& n : nodes) {
     for (size_t k = 0; k < n.params.size(); ++k) {

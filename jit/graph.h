@@ -113,6 +113,9 @@ class Graph {
   void update_producers();
   // By base value id: whether some node updates that storage in place.
   std::vector<bool> updated_storages() const;
+  // By value id: how many node parameters read it. A graph output counts twice more, so that no
+  // pass takes an output for a value that a single node uses.
+  std::vector<int> use_counts() const;
   // Every use of `from` (node parameters and graph outputs) becomes `to`.
   void replace_uses(int from, int to);
   // Checks the invariants (each value defined before use, roles consistent); throws

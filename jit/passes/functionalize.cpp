@@ -28,14 +28,7 @@ bool whole_contiguous(const Value& v) {
 }  // namespace
 
 int functionalize(Graph& g) {
-  std::vector<int> uses(g.values.size(), 0);
-  for (const Node& n : g.nodes) {
-    for (size_t k = 0; k < n.params.size(); ++k) {
-      bool write = n.kind != NodeKind::View && n.roles[k] == Role::Write;
-      if (n.params[k] >= 0 && !write) ++uses[static_cast<size_t>(n.params[k])];
-    }
-  }
-  for (int o : g.outputs) uses[static_cast<size_t>(o)] += 2;
+  const std::vector<int> uses = g.use_counts();
   std::vector<bool> updated = g.updated_storages();
   std::vector<bool> dead(g.nodes.size(), false);
   int changed = 0;

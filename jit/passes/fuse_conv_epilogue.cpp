@@ -56,18 +56,15 @@ bool updated_between(const Graph& g, size_t from, size_t to, int value) {
 }  // namespace
 
 int fuse_conv_epilogue(Graph& g) {
-  std::vector<int> uses(g.values.size(), 0);
-  std::vector<int> user(g.values.size(), -1);
+  const std::vector<int> uses = g.use_counts();
+  std::vector<int> user(g.values.size(), -1);  // by value id: the last node reading it
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     for (size_t k = 0; k < n.params.size(); ++k) {
-      bool write = n.kind != NodeKind::View && n.roles[k] == Role::Write;
-      if (n.params[k] < 0 || write) continue;
-      ++uses[static_cast<size_t>(n.params[k])];
-      user[static_cast<size_t>(n.params[k])] = static_cast<int>(i);
+      if (n.params[k] >= 0 && (n.kind == NodeKind::View || n.roles[k] != Role::Write))
+        user[static_cast<size_t>(n.params[k])] = static_cast<int>(i);
     }
   }
-  for (int o : g.outputs) uses[static_cast<size_t>(o)] += 2;  // an output is never internal
   // The consumers run where they stand, so what they read may be updated before them.
   const std::vector<bool> no_updates(g.values.size(), false);
   std::vector<bool> dead(g.nodes.size(), false);

@@ -46,14 +46,7 @@ UnaryAttrs fused_step_attrs(const Node& n) {
 }
 
 int fuse_elementwise(Graph& g) {
-  std::vector<int> uses(g.values.size(), 0);
-  for (const Node& n : g.nodes) {
-    for (size_t k = 0; k < n.params.size(); ++k) {
-      bool write = n.kind != NodeKind::View && n.roles[k] == Role::Write;
-      if (n.params[k] >= 0 && !write) ++uses[static_cast<size_t>(n.params[k])];
-    }
-  }
-  for (int o : g.outputs) uses[static_cast<size_t>(o)] += 2;  // an output is never internal
+  const std::vector<int> uses = g.use_counts();
   std::vector<bool> updated = g.updated_storages();
   // Chains as lists of node indices; group_of: the chain a value's producer belongs to.
   std::vector<std::vector<size_t>> chains;
