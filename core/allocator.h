@@ -30,7 +30,8 @@ class Allocator {
 };
 
 // The host allocator: malloc, with blocks of 4 KiB and more aligned to 64 bytes (a cache line and
-// a full AVX-512 vector), counted.
+// a full AVX-512 vector), and blocks of 128 KiB and more kept for reuse when freed (Note [host
+// block cache] in core/memory/host_cache.h); counted as the bytes asked for.
 Allocator* cpu_allocator();
 
 Allocator* get_allocator(DeviceType type);

@@ -10,6 +10,7 @@
 #include "core/memory/caching_allocator.h"
 #include "core/memory/device_allocator.h"
 #include "core/memory/history.h"
+#include "core/memory/host_cache.h"
 #include "core/memory/simulated_device.h"
 #include "core/memory/trace.h"
 #include "cuda/api.h"
@@ -274,6 +275,26 @@ void init_memory(py::module_& root) {
     return d;
   });
   m.def("cpu_reset_peak", [] { cpu_allocator()->reset_peak(); });
+  // Note [host block cache] in core/memory/host_cache.h.
+  m.def("host_cache_stats", [] {
+    memory::HostCacheStats s = memory::host_cache_stats();
+    py::dict d;
+    d["cached_bytes"] = s.cached_bytes;
+    d["limit_bytes"] = s.limit_bytes;
+    d["hits"] = s.hits;
+    d["misses"] = s.misses;
+    d["given_back"] = s.given_back;
+    return d;
+  });
+  m.def("empty_host_cache", [] { memory::empty_host_cache(); });
+  m.def(
+      "set_host_cache_limit",
+      [](int64_t bytes) {
+        check_value(bytes >= 0, "set_host_cache_limit", "the limit must be >= 0 bytes; got ",
+                    bytes);
+        memory::set_host_cache_limit(static_cast<size_t>(bytes));
+      },
+      py::arg("bytes"));
 }
 
 }  // namespace wick::python

@@ -157,12 +157,19 @@ struct DirectBuffers;
 DirectConvWeight::DirectConvWeight(const float* weight, int64_t out_channels, int64_t in_channels)
     : out_channels_(out_channels), in_channels_(in_channels) {
   const int64_t blocks = (out_channels + kBlock - 1) / kBlock;
-  blocked_.assign(static_cast<size_t>(blocks * in_channels * kTaps * kBlock), 0.0f);
+  const int64_t block_floats = in_channels * kTaps * kBlock;
+  blocked_ = memory::HostBuffer<float>(static_cast<size_t>(blocks * block_floats));
+  // Only a last, partial block has padding channels to zero.
+  if (out_channels % kBlock != 0) {
+    std::fill(blocked_.data() + (blocks - 1) * block_floats,
+              blocked_.data() + blocks * block_floats, 0.0f);
+  }
   for (int64_t o = 0; o < out_channels; ++o)
     for (int64_t c = 0; c < in_channels; ++c)
       for (int t = 0; t < kTaps; ++t)
-        blocked_[static_cast<size_t>(((o / kBlock * in_channels + c) * kTaps + t) * kBlock +
-                                     o % kBlock)] = weight[(o * in_channels + c) * kTaps + t];
+        blocked_.data()[static_cast<size_t>(((o / kBlock * in_channels + c) * kTaps + t) * kBlock +
+                                            o % kBlock)] =
+            weight[(o * in_channels + c) * kTaps + t];
 }
 
 namespace {

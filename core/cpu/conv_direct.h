@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/kernels.h"
+#include "core/memory/host_cache.h"
 
 namespace wick::cpu {
 
@@ -49,7 +50,7 @@ class DirectConvWeight {
 
  private:
   int64_t out_channels_, in_channels_;
-  std::vector<float> blocked_;  // [O / kBlock][C][9][kBlock]
+  memory::HostBuffer<float> blocked_;  // [O / kBlock][C][9][kBlock]
 };
 
 // Whether conv2d's CPU kernels use the direct convolution where it fits (on by default); off,

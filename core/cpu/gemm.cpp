@@ -337,11 +337,11 @@ void gemm_core(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a_ref, Ma
 
 PackedA::PackedA(int64_t m, int64_t k, MatrixRef a)
     : m_(m), k_(k), tile_rows_(use_short_tile(m) ? kShortMR : MR) {
-  panels_.reset(new float[static_cast<size_t>(padded_rows(m, tile_rows_) * k)]);
+  panels_ = memory::HostBuffer<float>(static_cast<size_t>(padded_rows(m, tile_rows_) * k));
   if (tile_rows_ == MR) {
-    pack_whole_a<MR>(m, k, a, panels_.get());
+    pack_whole_a<MR>(m, k, a, panels_.data());
   } else {
-    pack_whole_a<kShortMR>(m, k, a, panels_.get());
+    pack_whole_a<kShortMR>(m, k, a, panels_.data());
   }
 }
 
@@ -369,7 +369,7 @@ void gemm_prepacked(const PackedA& a, int64_t n, float alpha, MatrixRef b, float
     return;
   }
   gemm_prepacked_with(a, n, alpha, StridedB<float>{static_cast<const float*>(b.data), b}, beta, c,
-                      a.tile_rows_, a.panels_.get());
+                      a.tile_rows_, a.panels_.data());
 }
 
 void gemm_prepacked(const PackedA& a, int64_t n, float alpha, const PanelSource& b, float beta,
@@ -378,7 +378,7 @@ void gemm_prepacked(const PackedA& a, int64_t n, float alpha, const PanelSource&
     gemm_packed(a.m_, n, a.k_, alpha, {nullptr, 0, 0}, {nullptr, 0, 0}, beta, c);
     return;
   }
-  gemm_prepacked_with(a, n, alpha, SourcedB{b}, beta, c, a.tile_rows_, a.panels_.get());
+  gemm_prepacked_with(a, n, alpha, SourcedB{b}, beta, c, a.tile_rows_, a.panels_.data());
 }
 
 void gemm_packed(int64_t m, int64_t n, int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "core/memory/host_cache.h"
 
 namespace wick::cpu {
 
@@ -63,8 +64,9 @@ class PackedA {
   int64_t m_, k_;
   int tile_rows_;  // the micro-tile height the panels were packed for
   // Not a std::vector: its zero-filling of every float before the packing overwrote it cost a
-  // fifth of the packing (a 512 x 4608 weight is 9 MB).
-  std::unique_ptr<float[]> panels_;
+  // fifth of the packing (a 512 x 4608 weight is 9 MB); from the host cache, because an eager
+  // convolution packs its weight on every call (Note [host block cache]).
+  memory::HostBuffer<float> panels_;
 };
 
 // C[m x n] = alpha * A @ B[k x n] + beta * C, A as packed; the same result as gemm_packed.

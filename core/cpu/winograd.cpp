@@ -109,7 +109,7 @@ WinogradWeight::WinogradWeight(const Tensor& weight) {
   out_channels_ = w.size(0);
   in_channels_ = w.size(1);
   const int64_t oc = out_channels_ * in_channels_;
-  std::vector<float> u(static_cast<size_t>(kPositions * oc));
+  memory::HostBuffer<float> u(static_cast<size_t>(kPositions * oc));
   const float* g = w.data<float>();
   for (int64_t i = 0; i < oc; ++i, g += 9) {
     double gg[4][3];  // G g, in float64 so U is rounded once
@@ -122,7 +122,8 @@ WinogradWeight::WinogradWeight(const Tensor& weight) {
     for (int r = 0; r < 4; ++r) {  // (G g) G^T
       const double row[4] = {gg[r][0], 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]),
                              0.5 * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
-      for (int k = 0; k < 4; ++k) u[static_cast<size_t>((r * 4 + k) * oc + i)] = float(row[k]);
+      for (int k = 0; k < 4; ++k)
+        u.data()[static_cast<size_t>((r * 4 + k) * oc + i)] = float(row[k]);
     }
   }
   for (int xi = 0; xi < kPositions; ++xi) {

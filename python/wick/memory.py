@@ -39,6 +39,24 @@ def cpu_reset_peak_memory_stats():
     _M.cpu_reset_peak()
 
 
+def host_cache_stats():
+    """The host block cache under the CPU allocator and the kernels' packed weights (Note [host
+    block cache] in core/memory/host_cache.h): cached_bytes held for reuse now, its limit_bytes
+    (WICK_HOST_CACHE_MB, 1024 MiB by default), hits and misses of requests of 128 KiB and more,
+    and blocks given_back to the system because the cache was full."""
+    return dict(_M.host_cache_stats())
+
+
+def empty_host_cache():
+    """Gives every cached host block back to the system (torch.cuda.empty_cache, for the host)."""
+    _M.empty_host_cache()
+
+
+def set_host_cache_limit(nbytes):
+    """The most the host cache may hold, in bytes; 0 turns it off. Trims it at once."""
+    _M.set_host_cache_limit(nbytes)
+
+
 def policies():
     """The policy names Allocator and replay accept."""
     return list(_M.policies())

@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/memory/host_cache.h"
 #include "tests/cpp/test_util.h"
 
 namespace wick {
@@ -237,6 +238,56 @@ TEST(Allocator, CountsBytes) {
     EXPECT_EQ(cpu->stats().allocated_bytes, before + 1024);
   }
   EXPECT_EQ(cpu->stats().allocated_bytes, before);
+}
+
+// Note [host block cache]: a freed large block serves the next request of its size class.
+TEST(HostCache, ReusesABlockOfTheSameClass) {
+  using namespace memory;
+  const HostCacheStats before = host_cache_stats();
+  const size_t size = (size_t{1} << 20) + 100;  // class 1.25 MiB
+  EXPECT_EQ(host_block_size(size), size_t{5} << 18);
+  EXPECT_EQ(host_block_size(kHostCacheMin - 1), kHostCacheMin - 1);  // small: not rounded
+  void* a = host_acquire(size);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  host_release(a, size);
+  EXPECT_EQ(host_cache_stats().cached_bytes, before.cached_bytes + (int64_t{5} << 18));
+  void* b = host_acquire((size_t{5} << 18) - 7);  // another size in the same class
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(host_cache_stats().hits, before.hits + 1);
+  EXPECT_EQ(host_cache_stats().cached_bytes, before.cached_bytes);
+  host_release(b, (size_t{5} << 18) - 7);
+}
+
+TEST(HostCache, LimitGivesBlocksBack) {
+  using namespace memory;
+  const int64_t limit = host_cache_stats().limit_bytes;
+  void* a = host_acquire(size_t{1} << 20);
+  void* b = host_acquire(size_t{2} << 20);
+  host_release(a, size_t{1} << 20);
+  host_release(b, size_t{2} << 20);
+  set_host_cache_limit(size_t{1} << 20);  // trims the largest blocks first
+  EXPECT_LE(host_cache_stats().cached_bytes, int64_t{1} << 20);
+  const int64_t given_back = host_cache_stats().given_back;
+  void* c = host_acquire(size_t{4} << 20);
+  host_release(c, size_t{4} << 20);  // over the limit: freed at once
+  EXPECT_EQ(host_cache_stats().given_back, given_back + 1);
+  empty_host_cache();
+  EXPECT_EQ(host_cache_stats().cached_bytes, 0);
+  set_host_cache_limit(static_cast<size_t>(limit));
+}
+
+TEST(HostCache, TensorsReuseBlocksAndCountBytesAsAsked) {
+  Allocator* cpu = cpu_allocator();
+  const int64_t before = cpu->stats().allocated_bytes;
+  const void* first = nullptr;
+  {
+    Tensor t = full({300000}, 1.0f);  // 1.2 MB
+    first = t.data<float>();
+    EXPECT_EQ(cpu->stats().allocated_bytes, before + 1200000);
+  }
+  Tensor u = zeros({300001});  // same class: the same block, and zeros really zeroes it
+  EXPECT_EQ(u.data<float>(), first);
+  EXPECT_EQ(u.sum().item<float>(), 0.0f);
 }
 
 TEST(Dispatch, EveryOpHasACpuKernel) {

@@ -3,6 +3,9 @@ with owners, snapshots, and the errors bad input gets (PyTorch's exception types
 name the function and the value)."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -190,3 +193,37 @@ def test_bad_input(call, exc, words):
 def test_a_missing_snapshot_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         memory.load_snapshot(str(tmp_path / "nothing.json"))
+
+
+# Note [host block cache]: large host blocks are kept and reused, within a limit.
+def test_host_cache_reuses_a_freed_block_and_honours_its_limit():
+    memory.empty_host_cache()
+    before = memory.host_cache_stats()
+    a = wick.ones(400_000)  # 1.6 MB: a cached size
+    address = a.data_ptr()
+    del a
+    assert memory.host_cache_stats()["cached_bytes"] >= 1_600_000
+    b = wick.zeros(400_001)  # the same size class: the same block, zeroed
+    assert b.data_ptr() == address
+    assert float(b.sum()) == 0.0
+    assert memory.host_cache_stats()["hits"] == before["hits"] + 1
+    limit = memory.host_cache_stats()["limit_bytes"]
+    try:
+        memory.set_host_cache_limit(0)
+        del b
+        stats = memory.host_cache_stats()
+        assert stats["cached_bytes"] == 0 and stats["given_back"] == before["given_back"] + 1
+    finally:
+        memory.set_host_cache_limit(limit)
+
+
+def test_host_cache_rejects_a_negative_limit_and_a_bad_environment_value():
+    with pytest.raises(ValueError, match="set_host_cache_limit.*-1"):
+        memory.set_host_cache_limit(-1)
+    code = "import wick; wick.ones(1 << 20)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+                                     WICK_HOST_CACHE_MB="lots"))
+    assert result.returncode != 0
+    assert "ValueError" in result.stderr and "WICK_HOST_CACHE_MB" in result.stderr
+    assert "'lots'" in result.stderr

@@ -1,0 +1,148 @@
+#include "core/memory/host_cache.h"
+
+#include <pthread.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <map>
+#include <vector>
+
+#include "core/error.h"
+#include "core/memory/caching_allocator.h"
+
+namespace wick::memory {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+constexpr size_t kClassesPerPowerOfTwo = 4;
+
+size_t default_limit() {
+  const char* mb = std::getenv("WICK_HOST_CACHE_MB");
+  if (mb == nullptr || *mb == '\0') return size_t{1024} << 20;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(mb, &end, 10);
+  check_value(*end == '\0' && mb[0] != '-', "WICK_HOST_CACHE_MB",
+              "must be a whole number of MiB; got '", mb, "'");
+  return static_cast<size_t>(value) << 20;
+}
+
+void* system_alloc(size_t nbytes) {
+  void* ptr = std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
+  if (ptr == nullptr) {
+    throw OutOfMemoryError(
+        error_message("host allocator", "out of memory: tried to allocate ", nbytes, " bytes"));
+  }
+  return ptr;
+}
+
+class HostCache {
+ public:
+  HostCache() : limit_(default_limit()) {
+    // A data-loader worker forked while another thread holds the lock would inherit it locked.
+    pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
+                   [] { instance().mutex_.unlock(); });
+  }
+
+  static HostCache& instance() {
+    static HostCache* cache = new HostCache();  // never destroyed: tensors outlive statics
+    return *cache;
+  }
+
+  void* acquire(size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = free_.find(size);
+      if (it != free_.end() && !it->second.empty()) {
+        void* ptr = it->second.back();
+        it->second.pop_back();
+        cached_ -= size;
+        ++hits_;
+        return ptr;
+      }
+      ++misses_;
+    }
+    return system_alloc(size);
+  }
+
+  void release(void* ptr, size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_ + size <= limit_) {
+        free_[size].push_back(ptr);
+        cached_ += size;
+        return;
+      }
+      ++given_back_;
+    }
+    std::free(ptr);
+  }
+
+  HostCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {static_cast<int64_t>(cached_), static_cast<int64_t>(limit_), hits_, misses_,
+            given_back_};
+  }
+
+  void set_limit(size_t bytes) {
+    std::vector<void*> freed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      limit_ = bytes;
+      // Largest classes first: they hold the most memory per block.
+      for (auto it = free_.rbegin(); cached_ > limit_ && it != free_.rend(); ++it) {
+        while (cached_ > limit_ && !it->second.empty()) {
+          freed.push_back(it->second.back());
+          it->second.pop_back();
+          cached_ -= it->first;
+        }
+      }
+    }
+    for (void* ptr : freed) std::free(ptr);
+  }
+
+  void empty() {
+    std::vector<void*> freed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& [size, blocks] : free_) freed.insert(freed.end(), blocks.begin(), blocks.end());
+      free_.clear();
+      cached_ = 0;
+    }
+    for (void* ptr : freed) std::free(ptr);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<size_t, std::vector<void*>> free_;  // size class -> blocks, last in first out
+  size_t cached_ = 0, limit_;
+  int64_t hits_ = 0, misses_ = 0, given_back_ = 0;
+};
+
+}  // namespace
+
+size_t host_block_size(size_t nbytes) {
+  if (nbytes < kHostCacheMin) return nbytes;
+  return CachingAllocator::roundup_power2_next_division(nbytes, kClassesPerPowerOfTwo);
+}
+
+void* host_acquire(size_t nbytes) {
+  if (nbytes < kHostCacheMin) return system_alloc(nbytes);
+  return HostCache::instance().acquire(host_block_size(nbytes));
+}
+
+void host_release(void* ptr, size_t nbytes) {
+  if (ptr == nullptr) return;
+  if (nbytes < kHostCacheMin) {
+    std::free(ptr);
+    return;
+  }
+  HostCache::instance().release(ptr, host_block_size(nbytes));
+}
+
+HostCacheStats host_cache_stats() { return HostCache::instance().stats(); }
+void empty_host_cache() { HostCache::instance().empty(); }
+void set_host_cache_limit(size_t bytes) { HostCache::instance().set_limit(bytes); }
+
+}  // namespace wick::memory
