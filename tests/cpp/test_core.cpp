@@ -241,8 +241,22 @@ TEST(Allocator, CountsBytes) {
 }
 
 // Note [host block cache]: a freed large block serves the next request of its size class.
+// The sanitizer run turns the cache off (WICK_HOST_CACHE_MB=0) so that ASan sees every free;
+// these tests turn it on for themselves.
+class CacheOn {
+ public:
+  CacheOn() : limit_(memory::host_cache_stats().limit_bytes) {
+    memory::set_host_cache_limit(size_t{64} << 20);
+  }
+  ~CacheOn() { memory::set_host_cache_limit(static_cast<size_t>(limit_)); }
+
+ private:
+  int64_t limit_;
+};
+
 TEST(HostCache, ReusesABlockOfTheSameClass) {
   using namespace memory;
+  CacheOn on;
   const HostCacheStats before = host_cache_stats();
   const size_t size = (size_t{1} << 20) + 100;  // class 1.25 MiB
   EXPECT_EQ(host_block_size(size), size_t{5} << 18);
@@ -260,7 +274,7 @@ TEST(HostCache, ReusesABlockOfTheSameClass) {
 
 TEST(HostCache, LimitGivesBlocksBack) {
   using namespace memory;
-  const int64_t limit = host_cache_stats().limit_bytes;
+  CacheOn on;
   void* a = host_acquire(size_t{1} << 20);
   void* b = host_acquire(size_t{2} << 20);
   host_release(a, size_t{1} << 20);
@@ -273,10 +287,10 @@ TEST(HostCache, LimitGivesBlocksBack) {
   EXPECT_EQ(host_cache_stats().given_back, given_back + 1);
   empty_host_cache();
   EXPECT_EQ(host_cache_stats().cached_bytes, 0);
-  set_host_cache_limit(static_cast<size_t>(limit));
 }
 
 TEST(HostCache, TensorsReuseBlocksAndCountBytesAsAsked) {
+  CacheOn on;
   Allocator* cpu = cpu_allocator();
   const int64_t before = cpu->stats().allocated_bytes;
   const void* first = nullptr;

@@ -197,6 +197,8 @@ def test_a_missing_snapshot_file_is_an_os_error(tmp_path):
 
 # Note [host block cache]: large host blocks are kept and reused, within a limit.
 def test_host_cache_reuses_a_freed_block_and_honours_its_limit():
+    limit = memory.host_cache_stats()["limit_bytes"]
+    memory.set_host_cache_limit(64 << 20)  # on, whatever WICK_HOST_CACHE_MB says
     memory.empty_host_cache()
     before = memory.host_cache_stats()
     a = wick.ones(400_000)  # 1.6 MB: a cached size
@@ -207,7 +209,6 @@ def test_host_cache_reuses_a_freed_block_and_honours_its_limit():
     assert b.data_ptr() == address
     assert float(b.sum()) == 0.0
     assert memory.host_cache_stats()["hits"] == before["hits"] + 1
-    limit = memory.host_cache_stats()["limit_bytes"]
     try:
         memory.set_host_cache_limit(0)
         del b
