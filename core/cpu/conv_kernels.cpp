@@ -18,6 +18,7 @@
 #include "core/cpu/gemm.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
+#include "core/cpu/vec.h"
 #include "core/ops.h"
 
 namespace wick::cpu {
@@ -279,6 +280,27 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
   });
 }
 
+// The sum of `len` values: float32 in four vector accumulators (independent adds), the other
+// types one by one in their compute type.
+template <class T>
+compute_t<T> row_sum(const T* v, int64_t len) {
+  if constexpr (std::is_same_v<T, float>) {
+    Vec acc[4] = {};
+    int64_t l = 0;
+    for (; l + 4 * kVector <= len; l += 4 * kVector) {
+      for (int u = 0; u < 4; ++u) acc[u] += load_unaligned(v + l + u * kVector);
+    }
+    for (; l + kVector <= len; l += kVector) acc[0] += load_unaligned(v + l);
+    float total = lane_sum((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    for (; l < len; ++l) total += v[l];
+    return total;
+  } else {
+    compute_t<T> total = 0;
+    for (int64_t l = 0; l < len; ++l) total += compute_t<T>(v[l]);
+    return total;
+  }
+}
+
 // Below 16x16 outputs per image the direct weight gradient's lane sums and short rows cost as
 // much as im2col's copy (64->64 channels at 8x8: 2.6 against 2.6 ms; 32->64 at stride 2 from
 // 16x16: 1.7 against 1.4 ms), so those stay with im2col + GEMM.
@@ -395,14 +417,18 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
     }
   }
   if (grad_bias.defined()) {
+    // Channels split over the threads, each channel summed in one fixed order. A scalar
+    // double loop over every element took 1.7 of the MNIST CNN's first convolution's 3.2 ms
+    // (forward + backward, batch 64): one add per four cycles, waiting on the previous one.
     T* db = static_cast<T*>(grad_bias.data_ptr());
-    for (int64_t o = 0; o < s.o; ++o) {
-      accumulate_t<T> acc = 0;
-      for (int64_t n = 0; n < s.n; ++n) {
-        for (int64_t l = 0; l < L; ++l) acc += compute_t<T>(dy[(n * s.o + o) * L + l]);
-      }
-      db[o] = T(acc);
-    }
+    parallel_for(s.o, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(s.n * L, 1)),
+                 [&](int64_t o0, int64_t o1) {
+                   for (int64_t o = o0; o < o1; ++o) {
+                     accumulate_t<T> acc = 0;
+                     for (int64_t n = 0; n < s.n; ++n) acc += row_sum(dy + (n * s.o + o) * L, L);
+                     db[o] = T(acc);
+                   }
+                 });
   }
 }
 
