@@ -3,9 +3,9 @@
 #include <pthread.h>
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
-#include <map>
 #include <vector>
 
 #include "core/error.h"

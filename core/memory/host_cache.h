@@ -40,9 +40,9 @@ size_t host_block_size(size_t nbytes);
 struct HostCacheStats {
   int64_t cached_bytes = 0;  // in free lists now
   int64_t limit_bytes = 0;
-  int64_t hits = 0;          // requests served from a free list
-  int64_t misses = 0;        // requests that went to the system
-  int64_t given_back = 0;    // blocks freed to the system because the cache was full
+  int64_t hits = 0;        // requests served from a free list
+  int64_t misses = 0;      // requests that went to the system
+  int64_t given_back = 0;  // blocks freed to the system because the cache was full
 };
 HostCacheStats host_cache_stats();
 // Frees every cached block.
