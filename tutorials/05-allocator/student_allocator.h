@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <set>
 #include <unordered_map>
+#include <vector>
 
 #include "core/memory/backend.h"
 #include "core/memory/policy.h"
@@ -96,6 +97,36 @@ class StudentAllocator final : public wick::memory::AllocatorPolicy {
   Pool small_, large_;
   std::unordered_map<void*, Block*> allocated_;
   DeviceStats stats_;
+};
+
+// ---- step 6: a host block cache (wick's is core/memory/host_cache.h, Note [host block cache]) --
+// glibc unmaps a large block on free, so the next block of the same size is faulted in again,
+// page by page, each page zeroed by the kernel. Keep freed blocks by size class instead.
+
+// The class of a request: rounded up to the next of four steps per power of two (1 MiB + 1 ->
+// 1.25 MiB, 3 MiB - 1 -> 3 MiB); a power of two is its own class.
+size_t host_size_class(size_t nbytes);
+
+class HostBlockCache {
+ public:
+  explicit HostBlockCache(size_t limit_bytes) : limit_(limit_bytes) {}
+  ~HostBlockCache();  // frees every cached block
+  HostBlockCache(const HostBlockCache&) = delete;
+  HostBlockCache& operator=(const HostBlockCache&) = delete;
+
+  // A block of host_size_class(nbytes) bytes, 64-byte aligned: the last one freed of its class,
+  // else a new one from std::aligned_alloc.
+  void* acquire(size_t nbytes);
+  // Keeps `ptr` (from acquire(nbytes)) for its class if the cache stays within its limit;
+  // otherwise std::free's it.
+  void release(void* ptr, size_t nbytes);
+
+  size_t cached_bytes() const { return cached_; }
+  size_t hits() const { return hits_; }  // acquires served from a free list
+
+ private:
+  size_t limit_, cached_ = 0, hits_ = 0;
+  std::unordered_map<size_t, std::vector<void*>> free_;  // class -> blocks, last freed at the back
 };
 
 }  // namespace lab05

@@ -2,6 +2,7 @@
 // student_allocator.h say what each function must do, tests/test_allocator.cpp checks it.
 #include "student_allocator.h"
 
+#include <cstdlib>
 #include <iterator>
 #include <new>
 #include <vector>
@@ -184,6 +185,51 @@ StudentAllocator::~StudentAllocator() {
       delete b;
     }
   }
+}
+
+size_t host_size_class(size_t nbytes) {
+  // BEGIN SOLUTION: host_size_class: a power of two stays; else the next quarter step above it
+  if ((nbytes & (nbytes - 1)) == 0) return nbytes;
+  size_t floor = size_t{1} << (63 - __builtin_clzll(nbytes));
+  size_t step = floor / 4;
+  if (step == 0) return floor * 2;
+  return (nbytes + step - 1) / step * step;
+  // END SOLUTION
+}
+
+HostBlockCache::~HostBlockCache() {
+  for (auto& [size, blocks] : free_) {
+    for (void* ptr : blocks) std::free(ptr);
+  }
+}
+
+void* HostBlockCache::acquire(size_t nbytes) {
+  const size_t size = host_size_class(nbytes);
+  // BEGIN SOLUTION: HostBlockCache::acquire: pop the back of free_[size] (a hit), else aligned_alloc
+  auto it = free_.find(size);
+  if (it != free_.end() && !it->second.empty()) {
+    void* ptr = it->second.back();
+    it->second.pop_back();
+    cached_ -= size;
+    ++hits_;
+    return ptr;
+  }
+  void* ptr = std::aligned_alloc(64, (size + 63) / 64 * 64);
+  if (ptr == nullptr) throw std::bad_alloc();
+  return ptr;
+  // END SOLUTION
+}
+
+void HostBlockCache::release(void* ptr, size_t nbytes) {
+  const size_t size = host_size_class(nbytes);
+  // BEGIN SOLUTION: HostBlockCache::release: push onto free_[size] if within limit_, else std::free
+  if (cached_ + size <= limit_) {
+    free_[size].push_back(ptr);
+    cached_ += size;
+    return;
+  }
+  std::free(ptr);
+  // END SOLUTION
 }
 
 }  // namespace lab05

@@ -2,6 +2,7 @@
 // student_allocator.h say what each function must do, tests/test_allocator.cpp checks it.
 #include "student_allocator.h"
 
+#include <cstdlib>
 #include <iterator>
 #include <new>
 #include <vector>
@@ -133,6 +134,32 @@ StudentAllocator::~StudentAllocator() {
       delete b;
     }
   }
+}
+
+size_t host_size_class(size_t nbytes) {
+  // TODO(05): host_size_class: a power of two stays; else the next quarter step above it
+  throw lab::NotImplemented(
+      "host_size_class: a power of two stays; else the next quarter step above it");
+}
+
+HostBlockCache::~HostBlockCache() {
+  for (auto& [size, blocks] : free_) {
+    for (void* ptr : blocks) std::free(ptr);
+  }
+}
+
+void* HostBlockCache::acquire(size_t nbytes) {
+  const size_t size = host_size_class(nbytes);
+  // TODO(05): HostBlockCache::acquire: pop the back of free_[size] (a hit), else aligned_alloc
+  throw lab::NotImplemented(
+      "HostBlockCache::acquire: pop the back of free_[size] (a hit), else aligned_alloc");
+}
+
+void HostBlockCache::release(void* ptr, size_t nbytes) {
+  const size_t size = host_size_class(nbytes);
+  // TODO(05): HostBlockCache::release: push onto free_[size] if within limit_, else std::free
+  throw lab::NotImplemented(
+      "HostBlockCache::release: push onto free_[size] if within limit_, else std::free");
 }
 
 }  // namespace lab05
