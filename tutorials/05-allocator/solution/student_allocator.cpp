@@ -205,7 +205,7 @@ HostBlockCache::~HostBlockCache() {
 
 void* HostBlockCache::acquire(size_t nbytes) {
   const size_t size = host_size_class(nbytes);
-  // BEGIN SOLUTION: HostBlockCache::acquire: pop the back of free_[size] (a hit), else aligned_alloc
+  // BEGIN SOLUTION: HostBlockCache::acquire: the back of free_[size] (a hit), else aligned_alloc
   auto it = free_.find(size);
   if (it != free_.end() && !it->second.empty()) {
     void* ptr = it->second.back();

@@ -150,9 +150,9 @@ HostBlockCache::~HostBlockCache() {
 
 void* HostBlockCache::acquire(size_t nbytes) {
   const size_t size = host_size_class(nbytes);
-  // TODO(05): HostBlockCache::acquire: pop the back of free_[size] (a hit), else aligned_alloc
+  // TODO(05): HostBlockCache::acquire: the back of free_[size] (a hit), else aligned_alloc
   throw lab::NotImplemented(
-      "HostBlockCache::acquire: pop the back of free_[size] (a hit), else aligned_alloc");
+      "HostBlockCache::acquire: the back of free_[size] (a hit), else aligned_alloc");
 }
 
 void HostBlockCache::release(void* ptr, size_t nbytes) {

@@ -224,7 +224,7 @@ static long minor_faults() {
 
 // What the cache is for: 40 MiB is above glibc's largest mmap threshold (32 MiB), so malloc maps
 // every such block afresh and the kernel faults in (and zeroes) each of its pages on first touch.
-LAB_TEST(host_cache_saves_page_faults, "20 x 40 MiB buffers: page faults, malloc against the cache") {
+LAB_TEST(host_cache_saves_page_faults, "20 x 40 MiB buffers: page faults, malloc vs the cache") {
   constexpr size_t kSize = 40 * MiB;
   constexpr int kRounds = 20;
   long start = minor_faults();
