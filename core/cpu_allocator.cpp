@@ -11,7 +11,6 @@ namespace wick {
 
 namespace {
 
-constexpr size_t kAlignment = 64;
 constexpr size_t kSmall = 4096;
 
 class CpuAllocator final : public Allocator {
@@ -19,16 +18,9 @@ class CpuAllocator final : public Allocator {
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
     // Small blocks come from plain malloc (16-byte aligned, and much cheaper than an aligned
-    // allocation); large ones are aligned to a cache line so vector loops start on a boundary,
+    // allocation); larger ones are aligned to a cache line so vector loops start on a boundary,
     // and from kHostCacheMin up they are kept for reuse (Note [host block cache]).
-    void* ptr = nullptr;
-    if (nbytes < kSmall) {
-      ptr = std::malloc(nbytes);
-    } else if (nbytes < memory::kHostCacheMin) {
-      ptr = std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
-    } else {
-      ptr = memory::host_acquire(nbytes);  // throws OutOfMemoryError itself
-    }
+    void* ptr = nbytes < kSmall ? std::malloc(nbytes) : memory::host_try_acquire(nbytes);
     if (ptr == nullptr) {
       throw OutOfMemoryError(error_message("cpu allocator", "out of memory: tried to allocate ",
                                            nbytes, " bytes with ", allocated_.load(),
@@ -44,11 +36,7 @@ class CpuAllocator final : public Allocator {
 
   void deallocate(void* ptr, size_t nbytes) override {
     if (ptr == nullptr) return;
-    if (nbytes < memory::kHostCacheMin) {
-      std::free(ptr);
-    } else {
-      memory::host_release(ptr, nbytes);
-    }
+    memory::host_release(ptr, nbytes);  // small blocks: std::free
     allocated_.fetch_sub(static_cast<int64_t>(nbytes));
     frees_.fetch_add(1, std::memory_order_relaxed);
   }

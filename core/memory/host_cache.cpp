@@ -29,12 +29,7 @@ size_t default_limit() {
 }
 
 void* system_alloc(size_t nbytes) {
-  void* ptr = std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
-  if (ptr == nullptr) {
-    throw OutOfMemoryError(
-        error_message("host allocator", "out of memory: tried to allocate ", nbytes, " bytes"));
-  }
-  return ptr;
+  return std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
 }
 
 class HostCache {
@@ -86,34 +81,29 @@ class HostCache {
   }
 
   void set_limit(size_t bytes) {
-    std::vector<void*> freed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      limit_ = bytes;
-      // Largest classes first: they hold the most memory per block.
-      for (auto it = free_.rbegin(); cached_ > limit_ && it != free_.rend(); ++it) {
-        while (cached_ > limit_ && !it->second.empty()) {
-          freed.push_back(it->second.back());
-          it->second.pop_back();
-          cached_ -= it->first;
-        }
-      }
-    }
-    for (void* ptr : freed) std::free(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    limit_ = bytes;
+    trim_to(limit_);
   }
 
   void empty() {
-    std::vector<void*> freed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (auto& [size, blocks] : free_) freed.insert(freed.end(), blocks.begin(), blocks.end());
-      free_.clear();
-      cached_ = 0;
-    }
-    for (void* ptr : freed) std::free(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    trim_to(0);
   }
 
  private:
+  // Frees cached blocks, largest classes first (they hold the most memory per block), until at
+  // most `target` bytes stay. Called with the lock held; free() takes no lock of ours.
+  void trim_to(size_t target) {
+    for (auto it = free_.rbegin(); cached_ > target && it != free_.rend(); ++it) {
+      while (cached_ > target && !it->second.empty()) {
+        std::free(it->second.back());
+        it->second.pop_back();
+        cached_ -= it->first;
+      }
+    }
+  }
+
   std::mutex mutex_;
   std::map<size_t, std::vector<void*>> free_;  // size class -> blocks, last in first out
   size_t cached_ = 0, limit_;
@@ -123,13 +113,23 @@ class HostCache {
 }  // namespace
 
 size_t host_block_size(size_t nbytes) {
-  if (nbytes < kHostCacheMin) return nbytes;
+  // Beyond kMaxRequest the rounding could overflow; the system refuses such a request anyway.
+  if (nbytes < kHostCacheMin || nbytes > kMaxRequest) return nbytes;
   return CachingAllocator::roundup_power2_next_division(nbytes, kClassesPerPowerOfTwo);
 }
 
-void* host_acquire(size_t nbytes) {
+void* host_try_acquire(size_t nbytes) {
   if (nbytes < kHostCacheMin) return system_alloc(nbytes);
   return HostCache::instance().acquire(host_block_size(nbytes));
+}
+
+void* host_acquire(size_t nbytes) {
+  void* ptr = host_try_acquire(nbytes);
+  if (ptr == nullptr) {
+    throw OutOfMemoryError(
+        error_message("host allocator", "out of memory: tried to allocate ", nbytes, " bytes"));
+  }
+  return ptr;
 }
 
 void host_release(void* ptr, size_t nbytes) {

@@ -30,9 +30,11 @@ namespace wick::memory {
 
 constexpr size_t kHostCacheMin = size_t{128} << 10;  // smaller blocks stay with malloc
 
-// 64-byte aligned memory for `nbytes` (> 0); throws OutOfMemoryError if the system has none.
+// 64-byte aligned memory for `nbytes` (> 0), or nullptr if the system has none.
+void* host_try_acquire(size_t nbytes);
+// The same, but throws OutOfMemoryError where host_try_acquire returns nullptr.
 void* host_acquire(size_t nbytes);
-// Gives back a block from host_acquire, with the same `nbytes`.
+// Gives back a block from either, with the same `nbytes` (blocks below kHostCacheMin are freed).
 void host_release(void* ptr, size_t nbytes);
 // The size a request of `nbytes` really takes (its class, for cached sizes).
 size_t host_block_size(size_t nbytes);

@@ -261,6 +261,9 @@ TEST(HostCache, ReusesABlockOfTheSameClass) {
   const size_t size = (size_t{1} << 20) + 100;  // class 1.25 MiB
   EXPECT_EQ(host_block_size(size), size_t{5} << 18);
   EXPECT_EQ(host_block_size(kHostCacheMin - 1), kHostCacheMin - 1);  // small: not rounded
+  const size_t huge = (size_t{1} << 62) + 1;  // its class would be 5 * 2^60: no rounding
+  EXPECT_EQ(host_block_size(huge), huge);
+  EXPECT_EQ(host_try_acquire(huge), nullptr);  // the system refuses it
   void* a = host_acquire(size);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
   host_release(a, size);
