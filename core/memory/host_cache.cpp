@@ -113,12 +113,13 @@ class HostCache {
 }  // namespace
 
 size_t host_block_size(size_t nbytes) {
-  // Beyond kMaxRequest the rounding could overflow; the system refuses such a request anyway.
+  // Beyond kMaxRequest (refused by host_try_acquire) the rounding could overflow.
   if (nbytes < kHostCacheMin || nbytes > kMaxRequest) return nbytes;
   return CachingAllocator::roundup_power2_next_division(nbytes, kClassesPerPowerOfTwo);
 }
 
 void* host_try_acquire(size_t nbytes) {
+  if (nbytes > kMaxRequest) return nullptr;  // refused at once, as the caching allocator does
   if (nbytes < kHostCacheMin) return system_alloc(nbytes);
   return HostCache::instance().acquire(host_block_size(nbytes));
 }

@@ -263,7 +263,7 @@ TEST(HostCache, ReusesABlockOfTheSameClass) {
   EXPECT_EQ(host_block_size(kHostCacheMin - 1), kHostCacheMin - 1);  // small: not rounded
   const size_t huge = (size_t{1} << 62) + 1;  // its class would be 5 * 2^60: no rounding
   EXPECT_EQ(host_block_size(huge), huge);
-  EXPECT_EQ(host_try_acquire(huge), nullptr);  // the system refuses it
+  EXPECT_EQ(host_try_acquire(huge), nullptr);  // refused without asking the system
   void* a = host_acquire(size);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
   host_release(a, size);
