@@ -48,6 +48,8 @@ ColumnRange valid_columns(int64_t tap_offset, int64_t stride, int64_t width, int
   return {std::min(lo, hi), hi};
 }
 
+constexpr int64_t kShortRow = 16;  // output rows narrower than this are copied value by value
+
 // cols[(c, i, j), (y, x)] = input[c, y * sh - ph + i * dh, x * sw - pw + j * dw] (0 outside),
 // for the channels c in [c_begin, c_end).
 template <class T>
@@ -63,6 +65,16 @@ void im2col_channels(const T* image, const ConvShape& s, const Conv2dParams& p, 
         for (int64_t y = 0; y < s.oh; ++y) {
           int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
           T* out = row + y * s.ow;
+          if (s.ow < kShortRow) {
+            // Short rows in one loop: GCC turns the fill and copy below into calls of memset and
+            // memmove, which for ResNet-18's 7-wide rows cost more than the copying (a sixth of
+            // its 7x7 layers' time).
+            const bool inside = iy >= 0 && iy < s.h;
+            const int64_t lo = inside ? valid.lo : 0, hi = inside ? valid.hi : 0;
+            const T* in = image + (c * s.h + (inside ? iy : 0)) * s.w + tap;
+            for (int64_t x = 0; x < s.ow; ++x) out[x] = x >= lo && x < hi ? in[x * sw] : T(0);
+            continue;
+          }
           if (iy < 0 || iy >= s.h) {
             std::fill(out, out + s.ow, T(0));
             continue;
@@ -213,6 +225,25 @@ void for_each_image(int64_t images, const Body& body) {
   }
 }
 
+// Note [few positions: the product transposed]
+// A convolution's GEMM is normally weight [O, C*kh*kw] @ cols [C*kh*kw, positions]: the weight
+// is A, packed into 12-row panels, and the positions are B's columns, 32 to a panel. ResNet-18's
+// last stage at batch 1 has 49 positions and a 512 x 4608 weight (9 MB): each A panel, read from
+// memory, then served only two B panels, the second one 17/32 full, and the GEMM ran at 60% of
+// its speed on square products. Transposed, Y^T = cols^T @ W^T, the weight is B: each of its
+// panels, packed just before use, serves seven 8-row panels of positions (49 of 56 rows used),
+// and the threads split the weight between them (Note [few rows: threads split the columns] in
+// gemm.cpp). The 512 -> 512 7x7 layer at batch 1, three runs each (separate processes,
+// interleaved): on 1 thread 5.3-6.4 -> 4.1-4.9 ms, on 2 threads 2.5-2.9 -> 1.7-2.3 ms
+// (PyTorch 1.13, alone in its process: 1.4-1.9 ms).
+constexpr int64_t kTransposedMaxPositions = 64;
+bool transposed_product_fits(const ConvShape& s, int64_t og) {
+  // One image only: transposed, each image's product packs the whole weight again, where the
+  // usual orientation packs it once for the batch. The 512 -> 512 7x7 layer at batch 8: 26-32
+  // against 35-38 ms on one thread, 15-22 against 20-26 on two.
+  return s.n == 1 && s.positions() < kTransposedMaxPositions && og >= 4 * kTransposedMaxPositions;
+}
+
 // `w` is the weight (of shape `weight`), read only when `prepacked` is null; `prepacked` is the
 // float32 weight already packed per group (PackedConvWeight).
 template <class T>
@@ -230,10 +261,13 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
       return;
     }
   }
+  // Note [few positions: the product transposed]
+  const bool transposed =
+      std::is_same_v<T, float> && prepacked == nullptr && transposed_product_fits(s, og);
   // float32 weights are packed for the GEMM once, not once per image (Note [a weight packed once]).
   std::vector<PackedA> packed_here;
   if constexpr (std::is_same_v<T, float>) {
-    if (prepacked == nullptr) {
+    if (prepacked == nullptr && !transposed) {
       for (int64_t k = 0; k < g; ++k)
         packed_here.emplace_back(og, kg, MatrixRef{w + k * og * kg, kg, 1});
       prepacked = &packed_here;
@@ -242,7 +276,7 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
   // Note [im2col inside the packing] pays when an output row fills much of a panel; with rows
   // of a few positions (ResNet-18's 7x7 layers: a 32-column panel row is five runs of at most
   // seven values) the per-run bookkeeping costs more than writing the matrix and copying it.
-  const bool gather = std::is_same_v<T, float> && s.ow >= 16;
+  const bool gather = std::is_same_v<T, float> && s.ow >= kShortRow && !transposed;
   // One buffer for every thread's matrix, taken before any parallel region (which must not throw).
   const int threads = s.n < max_threads() ? 1 : max_threads();
   const int64_t matrix = gather ? 0 : s.rows() * L;
@@ -255,7 +289,10 @@ void conv_forward(const Tensor& input, const Shape& weight, const T* w, const Te
     if (!gather) im2col(xn, s, p, cols);
     for (int64_t k = 0; k < g; ++k) {
       if constexpr (std::is_same_v<T, float>) {
-        if (gather) {
+        if (transposed) {  // Y^T [L, og] = cols^T [L, kg] @ W^T [kg, og]
+          gemm<T>(L, og, kg, 1.0, {cols + k * kg * L, 1, L}, {w + k * og * kg, 1, kg}, 0.0,
+                  {yn + k * og * L, 1, L});
+        } else if (gather) {
           ConvShape group = s;
           group.c = s.c / g;
           const Im2colPanels panels(xn + k * group.c * s.h * s.w, group, p);

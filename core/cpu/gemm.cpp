@@ -115,8 +115,25 @@ void pack_b(const TB* b, int64_t rsb, int64_t csb, int64_t kc, int64_t nc, int64
     // panel, which stays in L1, instead of gathering every row from NR columns far apart.
     // In blocks of 16 rows, so the 16 panel rows being written (2 KiB) stay in L1 while each
     // column contributes 16 contiguous values; a whole column at a time wrote kc lines per column.
+    // Whole kVector x kVector blocks of float are transposed in registers (a ResNet-18 batch-1
+    // convolution packs its 9 MB weight this way, Note [few positions: the product transposed]).
+    int64_t p_done = 0;
+    if constexpr (std::is_same_v<TB, float>) {
+      if (cols == NR) {
+        for (; p_done + kVector <= kc; p_done += kVector) {
+          for (int64_t j0 = 0; j0 < NR; j0 += kVector) {
+            Vec block[kVector];
+            for (int jj = 0; jj < kVector; ++jj)
+              block[jj] = load_unaligned(src + (j0 + jj) * csb + p_done);
+            transpose_block(block);
+            for (int pp = 0; pp < kVector; ++pp)
+              store_unaligned(dst + (p_done + pp) * NR + j0, block[pp]);
+          }
+        }
+      }
+    }
     constexpr int64_t kRows = 16;
-    for (int64_t p0 = 0; p0 < kc; p0 += kRows) {
+    for (int64_t p0 = p_done; p0 < kc; p0 += kRows) {
       const int64_t p1 = std::min(kc, p0 + kRows);
       for (int64_t j = 0; j < cols; ++j) {
         const TB* column = src + j * csb;
@@ -208,6 +225,17 @@ float* scratch(Scratch which, size_t floats) {
   return b.ptr;
 }
 
+// Note [few rows: threads split the columns]
+// Threads normally split C's rows and share one packed block of B. With few rows - a batch-1
+// convolution computed as positions x output channels, whose B is the weight - the rows split
+// unevenly (five 12-row panels over two threads: 3 and 2) and B, the large operand, is packed
+// half by each core and then read whole by both, every other panel from the other core's cache.
+// Then each thread takes a share of the columns instead, packs its own B panels and all of the
+// (small) A, and no thread waits for another.
+bool split_columns_for(int64_t row_panels, int64_t col_panels, int threads) {
+  return row_panels < 4 * threads && col_panels >= 4 * threads;
+}
+
 // The blocked loops for a tile of R rows; threads = 1 runs in the calling thread.
 // `prepacked`, when given, is all of A packed by pack_whole_a<R> and no A block is packed here.
 template <int R, class TA, class BMatrix>
@@ -218,10 +246,20 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
   int64_t nc_max = std::min<int64_t>(NC, n);
   // The calling thread's buffers, taken before the parallel region (which must not throw): B's
   // is shared by the team (pack_b fills it for everyone); A's holds one block per thread.
-  float* packed_b = scratch(Scratch::kPackedB, ((nc_max + NR - 1) / NR) * NR * kc_max);
-  float* packed_a = prepacked ? nullptr : scratch(Scratch::kPackedA, threads * MC * kc_max);
   const int64_t row_panels = (m + R - 1) / R;
   const int64_t padded_m = row_panels * R;
+  // Note [few rows: threads split the columns]: then B's buffer holds every thread's own block.
+  const int64_t col_panels = (n + NR - 1) / NR;
+  const bool split_columns = threads > 1 && split_columns_for(row_panels, col_panels, threads);
+  const int64_t b_block_floats =
+      split_columns ? std::min<int64_t>(NC / NR, (col_panels + threads - 1) / threads) * NR * kc_max
+                    : ((nc_max + NR - 1) / NR) * NR * kc_max;
+  // Blocks of B at most this wide, so a thread's own block fits its part of the buffer however
+  // many threads the team really has.
+  const int64_t nc_step = split_columns ? b_block_floats / kc_max : NC;
+  float* packed_b = scratch(Scratch::kPackedB,
+                            static_cast<size_t>((split_columns ? threads : 1) * b_block_floats));
+  float* packed_a = prepacked ? nullptr : scratch(Scratch::kPackedA, threads * MC * kc_max);
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
@@ -231,21 +269,29 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
     nt = omp_get_num_threads();
 #endif
     // Each thread owns an equal share of C's rows, counted in R-row panels so no thread gets
-    // more than one panel extra; it walks its share in blocks of at most MC rows.
-    const int64_t row_begin = row_panels * t / nt * R;
-    const int64_t row_end = std::min(m, row_panels * (t + 1) / nt * R);
+    // more than one panel extra; it walks its share in blocks of at most MC rows. Split by
+    // columns, a thread has every row and a share of the B panels, which it packs itself.
+    const int64_t row_begin = split_columns ? 0 : row_panels * t / nt * R;
+    const int64_t row_end = split_columns ? m : std::min(m, row_panels * (t + 1) / nt * R);
+    const int64_t col_begin = split_columns ? col_panels * t / nt * NR : 0;
+    const int64_t col_end = split_columns ? std::min(n, col_panels * (t + 1) / nt * NR) : n;
     float* a_block = prepacked ? nullptr : packed_a + t * MC * kc_max;
     Vec acc[R][2];
-    for (int64_t jc = 0; jc < n; jc += NC) {
-      int64_t nc = std::min<int64_t>(NC, n - jc);
+    for (int64_t jc = col_begin; jc < col_end; jc += nc_step) {
+      int64_t nc = std::min<int64_t>(nc_step, col_end - jc);
       int64_t b_panels = (nc + NR - 1) / NR;
+      float* b_block = split_columns ? packed_b + t * b_block_floats : packed_b;
       for (int64_t pc = 0; pc < k; pc += KC) {
         int64_t kc = std::min<int64_t>(KC, k - pc);
         float beta_block = pc == 0 ? beta : 1.0f;
+        if (split_columns) {
+          for (int64_t panel = 0; panel < b_panels; ++panel) b.pack(pc, kc, jc, nc, panel, b_block);
+        } else {
 #pragma omp for schedule(static)
-        for (int64_t panel = 0; panel < b_panels; ++panel) {
-          b.pack(pc, kc, jc, nc, panel, packed_b);
-        }  // implicit barrier: B is packed before anyone uses it
+          for (int64_t panel = 0; panel < b_panels; ++panel) {
+            b.pack(pc, kc, jc, nc, panel, b_block);
+          }  // implicit barrier: B is packed before anyone uses it
+        }
         for (int64_t ic = row_begin; ic < row_end; ic += MC) {
           int64_t rows = std::min<int64_t>(MC, row_end - ic);
           if (prepacked) {
@@ -255,7 +301,7 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
                       a_ref.col_stride, rows, kc, a_block);
           }
           for (int64_t jr = 0; jr < nc; jr += NR) {
-            const float* b_panel = packed_b + (jr / NR) * NR * kc;
+            const float* b_panel = b_block + (jr / NR) * NR * kc;
             for (int64_t ir = 0; ir < rows; ir += R) {
               micro_kernel<R>(kc, a_block + ir * kc, b_panel, acc);
               store_tile<R>(acc, std::min<int64_t>(R, rows - ir), std::min<int64_t>(NR, nc - jr),
@@ -263,7 +309,9 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
             }
           }
         }
+        if (!split_columns) {
 #pragma omp barrier  // nobody repacks B while another thread still reads it
+        }
       }
     }
   }

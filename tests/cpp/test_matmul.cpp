@@ -1,6 +1,9 @@
 // Matrix products: the packed GEMM against a naive triple loop over sizes that exercise every edge
 // tile, strides and alpha/beta; matmul's 1-D, 2-D and broadcast batched forms; bmm; linear.
+#include <tuple>
 #include <vector>
+
+#include <omp.h>
 
 #include "core/cpu/gemm.h"
 #include "tests/cpp/test_util.h"
@@ -71,6 +74,37 @@ TEST(Gemm, PrepackedAGivesTheSameProducts) {
       }
     }
   }
+}
+
+TEST(Gemm, FewRowsSplitTheColumnsBetweenThreads) {
+  // Note [few rows: threads split the columns]: few row panels and many column panels, with B
+  // plain and transposed (the 16 x 16 register transpose in pack_b, and its ragged edges), a
+  // ragged last column panel, more column panels than one buffer block holds (n = 9000), and
+  // team sizes 1-3, each against the naive product.
+  Generator g(7);
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{49, 512, 400},
+                           {13, 300, 17},
+                           {5, 9000, 33},
+                           {1, 256, 130}}) {
+      for (bool transpose_b : {false, true}) {
+        Tensor a = rand({m, k}, {}, g);
+        Tensor b = transpose_b ? rand({n, k}, {}, g).t() : rand({k, n}, {}, g);
+        std::vector<double> expected(static_cast<size_t>(m * n), 0.0);
+        naive_gemm(m, n, k, 1.0, a.data<float>(), k, 1, b.data<float>(), b.stride(0), b.stride(1),
+                   0.0, expected);
+        Tensor c = full({m, n}, std::nan(""));
+        cpu::gemm_packed(m, n, k, 1.0f, {a.data_ptr(), k, 1},
+                         {b.data_ptr(), b.stride(0), b.stride(1)}, 0.0f, {c.data_ptr(), n, 1});
+        SCOPED_TRACE(::testing::Message() << threads << " threads, " << m << "x" << n << "x" << k
+                                          << " transposed B " << transpose_b);
+        expect_close(c, expected, {m, n}, 1e-4, 1e-5);
+      }
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(Gemm, BetaZeroIgnoresGarbageInC) {

@@ -39,13 +39,19 @@ CASES = [  # (batch, channels, out, kernel, stride, padding, dilation, groups, s
     (1, 4, 6, 3, 1, 1, 1, 2, (9, 40)),
     (2, 3, 4, 3, 1, 2, 2, 1, (7, 35)),
     (1, 3, 5, (2, 4), (1, 2), (0, 1), (1, 1), 1, (6, 70)),
+    # Few positions and many output channels: the product transposed (Note [few positions: the
+    # product transposed]), its weight split between the threads, ragged and grouped.
+    (1, 24, 256, 3, 1, 1, 1, 1, (7, 7)),
+    (1, 16, 520, 3, 2, 1, 1, 2, (9, 11)),
+    (1, 40, 300, 1, 1, 0, 1, 1, (4, 6)),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_float32_forward_gathers_panels_like_torch(case):
     """Output rows narrower than 16 (im2col written out) and wider (gathered into panels, some
-    wider than a 32-column panel), with strides, dilations and groups."""
+    wider than a 32-column panel), fewer than 64 positions with 256 or more output channels per
+    group (the product transposed), with strides, dilations and groups."""
     n, c, o, k, stride, pad, dil, groups, (h, w) = case
     rng = np.random.default_rng(0)
     kh, kw = (k, k) if isinstance(k, int) else k
