@@ -26,12 +26,34 @@ T value_or(const Tensor& t, int64_t i, T fallback) {
   return t.defined() ? static_cast<const T*>(t.data_ptr())[i] : fallback;
 }
 
-// Visits channel c's elements: f(index into the flat input).
+// Channel c's statistics are sums over its N rows of S contiguous values each, in float64.
+// Written as `omp simd` reductions: a plain loop adding into one double is a chain of dependent
+// adds (one per 4 cycles), which the compiler may not reorder; the pragma lets it keep a vector
+// of partial sums, converted from float lanes - the same partial sums, in the same order, on
+// every run. ResNet-20's 16-channel batch norms at batch 64 sum 65,536 values per channel; forward
+// + backward of that layer on 2 threads went from 2.5 to 0.8 ms, and a ResNet-20 training step
+// (batch 64) from 257-303 to 244-279 ms on one thread, 138-148 to 127-144 ms on two.
+// The sum of term(i) over channel c's elements, i the flat index.
 template <class F>
-void for_each_in_channel(const Layout& l, int64_t c, const F& f) {
+double channel_sum(const Layout& l, int64_t c, const F& term) {
+  double total = 0;
   for (int64_t n = 0; n < l.n; ++n) {
-    int64_t base = (n * l.c + c) * l.s;
-    for (int64_t i = 0; i < l.s; ++i) f(base + i);
+    const int64_t base = (n * l.c + c) * l.s;
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = base; i < base + l.s; ++i) sum += term(i);
+    total += sum;
+  }
+  return total;
+}
+
+// out[i] = f(i) over channel c's elements, i the flat index.
+template <class T, class F>
+void channel_map(const Layout& l, int64_t c, T* out, const F& f) {
+  for (int64_t n = 0; n < l.n; ++n) {
+    const int64_t base = (n * l.c + c) * l.s;
+#pragma omp simd
+    for (int64_t i = base; i < base + l.s; ++i) out[i] = f(i);
   }
 }
 
@@ -48,10 +70,14 @@ void batch_norm_impl(const Tensor& input, const Tensor& weight, const Tensor& bi
     for (int64_t c = begin; c < end; ++c) {
       double mean, invstd;
       if (p.training) {
-        double sum = 0, squares = 0;
-        for_each_in_channel(l, c, [&](int64_t i) { sum += x[i]; });
+        const double sum = channel_sum(l, c, [x](int64_t i) { return double(x[i]); });
         mean = sum / static_cast<double>(l.count());
-        for_each_in_channel(l, c, [&](int64_t i) { squares += (x[i] - mean) * (x[i] - mean); });
+        // Two passes, not sum and sum of squares in one: E[x^2] - mean^2 cancels catastrophically
+        // when a channel's mean is large against its spread.
+        const double squares = channel_sum(l, c, [x, mean](int64_t i) {
+          const double d = double(x[i]) - mean;
+          return d * d;
+        });
         double var = squares / static_cast<double>(l.count());  // biased, for normalizing
         invstd = 1.0 / std::sqrt(var + p.eps);
         static_cast<T*>(save_mean.data_ptr())[c] = T(mean);
@@ -65,9 +91,9 @@ void batch_norm_impl(const Tensor& input, const Tensor& weight, const Tensor& bi
         mean = rm[c];
         invstd = 1.0 / std::sqrt(double(rv[c]) + p.eps);
       }
-      double scale = invstd * value_or<T>(weight, c, T(1));
-      double shift = value_or<T>(bias, c, T(0)) - mean * scale;
-      for_each_in_channel(l, c, [&](int64_t i) { y[i] = T(x[i] * scale + shift); });
+      const double scale = invstd * value_or<T>(weight, c, T(1));
+      const double shift = value_or<T>(bias, c, T(0)) - mean * scale;
+      channel_map(l, c, y, [&](int64_t i) { return T(x[i] * scale + shift); });
     }
   });
 }
@@ -85,21 +111,21 @@ void batch_norm_backward_impl(const Tensor& grad_out, const Tensor& input, const
     for (int64_t c = begin; c < end; ++c) {
       // x_hat = (x - mean) * invstd; y = w * x_hat + b.
       // dx = w * invstd * (dy - mean(dy) - x_hat * mean(dy * x_hat))
-      double sum_dy = 0, sum_dy_xhat = 0;
-      double m = mean[c], s = invstd[c];
-      for_each_in_channel(l, c, [&](int64_t i) {
-        sum_dy += dy[i];
-        sum_dy_xhat += dy[i] * (x[i] - m) * s;
-      });
+      const double m = mean[c], s = invstd[c];
+      const double sum_dy = channel_sum(l, c, [dy](int64_t i) { return double(dy[i]); });
+      const double sum_dy_xhat = s * channel_sum(l, c, [x, dy, m](int64_t i) {
+                                   return double(dy[i]) * (double(x[i]) - m);
+                                 });
       if (grad_weight.defined()) static_cast<T*>(grad_weight.data_ptr())[c] = T(sum_dy_xhat);
       if (grad_bias.defined()) static_cast<T*>(grad_bias.data_ptr())[c] = T(sum_dy);
       if (!grad_input.defined()) continue;
       T* dx = static_cast<T*>(grad_input.data_ptr());
-      double k = s * value_or<T>(weight, c, T(1));
-      double count = static_cast<double>(l.count());
-      for_each_in_channel(l, c, [&](int64_t i) {
-        double x_hat = (x[i] - m) * s;
-        dx[i] = T(k * (dy[i] - sum_dy / count - x_hat * sum_dy_xhat / count));
+      const double k = s * value_or<T>(weight, c, T(1));
+      const double count = static_cast<double>(l.count());
+      const double mean_dy = sum_dy / count, mean_dy_xhat = sum_dy_xhat / count;
+      channel_map(l, c, dx, [&](int64_t i) {
+        const double x_hat = (x[i] - m) * s;
+        return T(k * (dy[i] - mean_dy - x_hat * mean_dy_xhat));
       });
     }
   });

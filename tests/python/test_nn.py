@@ -370,3 +370,31 @@ def test_conv2d_with_fewer_images_than_threads_matches_torch():
                                                                           (16, 3, 3, 3)])
     finally:
         wick.set_num_threads(threads)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_training_matches_torch_on_a_large_offset_channel(dtype):
+    """Training-mode batch norm forward and backward against PyTorch, with rows of 143 values
+    (vector loops and their tails) and channels whose mean is up to 1000 times their spread, where
+    float32 sums, or a variance taken as E[x^2] - mean^2, lose digits."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((6, 5, 13, 11)) * 0.1 + rng.uniform(-100, 100, (1, 5, 1, 1)))
+    gy = rng.standard_normal(x.shape)
+    weight, bias = rng.uniform(0.5, 2, 5), rng.uniform(-1, 1, 5)
+    outs = {}
+    for m in (wick, torch):
+        xt = m.tensor(x.astype(dtype), requires_grad=True)
+        bn = m.nn.BatchNorm2d(5, momentum=0.3).to(getattr(m, dtype))
+        with m.no_grad():
+            bn.weight.copy_(m.tensor(weight.astype(dtype)))
+            bn.bias.copy_(m.tensor(bias.astype(dtype)))
+        y = bn(xt)
+        y.backward(m.tensor(gy.astype(dtype)))
+        outs[m] = [t.detach().numpy() for t in (y, xt.grad, bn.weight.grad, bn.bias.grad,
+                                                 bn.running_mean, bn.running_var)]
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    for name, got, want in zip(["y", "dx", "dw", "db", "running_mean", "running_var"],
+                               outs[wick], outs[torch]):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max(),
+                                   err_msg=name)
