@@ -182,8 +182,12 @@ TEST(LoaderTimeline, RecordsWhereEachBatchsTimeWent) {
       ++counts[e.stage];
       EXPECT_LE(e.start_us, e.end_us);
       EXPECT_GE(e.batch, 0);
-      if (e.stage == "train step" || e.stage == "wait") EXPECT_EQ(e.lane, 0);
-      if (workers > 0 && e.stage == "decode") EXPECT_GE(e.lane, 1);
+      if (e.stage == "train step" || e.stage == "wait") {
+        EXPECT_EQ(e.lane, 0);
+      }
+      if (workers > 0 && e.stage == "decode") {
+        EXPECT_GE(e.lane, 1);
+      }
     }
     EXPECT_EQ(counts["read"], 64) << workers;
     EXPECT_EQ(counts["decode"], 64);
