@@ -235,7 +235,8 @@ void for_each_image(int64_t images, const Body& body) {
 // and the threads split the weight between them (Note [few rows: threads split the columns] in
 // gemm.cpp). The 512 -> 512 7x7 layer at batch 1, three runs each (separate processes,
 // interleaved): on 1 thread 5.3-6.4 -> 4.1-4.9 ms, on 2 threads 2.5-2.9 -> 1.7-2.3 ms
-// (PyTorch 1.13, alone in its process: 1.4-1.9 ms).
+// (PyTorch 1.13, alone in its process: 1.4-1.9 ms). A frozen graph keeps the usual orientation:
+// its weight is packed as A once, ahead of time (Note [weights packed ahead of time]).
 constexpr int64_t kTransposedMaxPositions = 64;
 bool transposed_product_fits(const ConvShape& s, int64_t og) {
   // One image only: transposed, each image's product packs the whole weight again, where the

@@ -245,18 +245,18 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
   int64_t kc_max = std::min<int64_t>(KC, k);
   int64_t nc_max = std::min<int64_t>(NC, n);
   // The calling thread's buffers, taken before the parallel region (which must not throw): B's
-  // is shared by the team (pack_b fills it for everyone); A's holds one block per thread.
+  // holds the block the team shares (pack_b fills it for everyone) or, split by columns, one
+  // block per thread, still KC x NC floats in all; A's holds one block per thread.
   const int64_t row_panels = (m + R - 1) / R;
   const int64_t padded_m = row_panels * R;
-  // Note [few rows: threads split the columns]: then B's buffer holds every thread's own block.
   const int64_t col_panels = (n + NR - 1) / NR;
   const bool split_columns = threads > 1 && split_columns_for(row_panels, col_panels, threads);
-  const int64_t b_block_floats =
-      split_columns ? std::min<int64_t>(NC / NR, (col_panels + threads - 1) / threads) * NR * kc_max
-                    : ((nc_max + NR - 1) / NR) * NR * kc_max;
-  // Blocks of B at most this wide, so a thread's own block fits its part of the buffer however
-  // many threads the team really has.
-  const int64_t nc_step = split_columns ? b_block_floats / kc_max : NC;
+  // Blocks of B at most nc_step wide, so that a thread's block fits its part of the buffer
+  // however many threads the team really has.
+  const int64_t thread_columns = (col_panels + threads - 1) / threads * NR;  // a thread's share
+  const int64_t nc_step =
+      split_columns ? std::min(thread_columns, std::max<int64_t>(NR, NC / threads / NR * NR)) : NC;
+  const int64_t b_block_floats = ((std::min(nc_step, nc_max) + NR - 1) / NR) * NR * kc_max;
   float* packed_b = scratch(Scratch::kPackedB,
                             static_cast<size_t>((split_columns ? threads : 1) * b_block_floats));
   float* packed_a = prepacked ? nullptr : scratch(Scratch::kPackedA, threads * MC * kc_max);
