@@ -1,7 +1,9 @@
 #include "jit/compile.h"
 
+#include <optional>
 #include <sstream>
 
+#include "autograd/grad_mode.h"
 #include "core/error.h"
 #include "nn/module.h"
 
@@ -56,7 +58,16 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   }
   NamedTensors params = params_ ? params_() : NamedTensors{};
   std::vector<Tensor> outputs;
-  std::shared_ptr<Graph> g = trace(fn_, inputs, params, &outputs);
+  std::shared_ptr<Graph> g;
+  {
+    // A frozen graph is an inference graph, run without autograd: it is traced without autograd
+    // too, so that ops take their inference forms. Evaluation-mode batch norm is then one
+    // batch_norm kernel, which conv+bn folding recognises, instead of the differentiable affine
+    // ops it becomes when its parameters need gradients.
+    std::optional<NoGradGuard> inference;
+    if (options_.freeze) inference.emplace();
+    g = trace(fn_, inputs, params, &outputs);
+  }
   log_ += "trace " + std::to_string(traces_ + 1) + " (" + key + "):\n";
   optimize(*g, params, options_, &log_);
   ExecutorOptions exec;

@@ -6,8 +6,10 @@
 namespace wick {
 
 // out = a @ b (batched): d(a) = grad @ b^T, d(b) = a^T @ grad.
+// See Note [gradients in their input's layout].
 struct BmmBackward : Node {
   SavedTensor a, b;
+  bool a_column_major = false, b_column_major = false;
   const char* name() const override { return "BmmBackward"; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { a.reset(), b.reset(); }

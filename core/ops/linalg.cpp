@@ -8,6 +8,16 @@
 
 namespace wick {
 
+namespace {
+
+// Each matrix of the batch stored column by column, as weight.t() is; see Note [gradients in
+// their input's layout].
+bool column_major(const Tensor& t) {
+  return t.size(1) > 1 && t.size(2) > 1 && t.stride(1) == 1 && t.stride(2) == t.size(1);
+}
+
+}  // namespace
+
 Tensor bmm(const Tensor& a_in, const Tensor& b_in) {
   detail::check_defined("bmm", a_in);
   detail::check_defined("bmm", b_in);
@@ -30,6 +40,8 @@ Tensor bmm(const Tensor& a_in, const Tensor& b_in) {
     auto node = make_node<BmmBackward>({&a, &b});
     if (b.requires_grad()) node->a = SavedTensor(a);
     if (a.requires_grad()) node->b = SavedTensor(b);
+    node->a_column_major = column_major(a);
+    node->b_column_major = column_major(b);
     set_history(out, node);
   }
   return out;

@@ -143,6 +143,23 @@ def test_chain_matches_torch():
           [(4, 5), (5, 3)])
 
 
+@needs_torch
+@pytest.mark.parametrize("batched", [False, True], ids=["matmul", "bmm"])
+def test_products_of_transposed_views_match_torch(batched):
+    # A column-major operand (weight.t(), a.transpose) takes its gradient in its own layout:
+    # Note [gradients in their input's layout]. Both operands, one at a time and together.
+    def t(x):
+        return x.transpose(-1, -2)
+
+    lead = (2,) if batched else ()
+    check(lambda m, a, w: a @ t(w), [(*lead, 4, 6), (*lead, 5, 6)])
+    check(lambda m, a, w: t(a) @ w, [(*lead, 6, 4), (*lead, 6, 5)])
+    check(lambda m, a, w: (t(a) @ t(w)).tanh(), [(*lead, 6, 4), (*lead, 5, 6)])
+    x = wick.randn(*lead, 6, 4, dtype=wick.float64, requires_grad=True)
+    w = wick.randn(*lead, 5, 6, dtype=wick.float64, requires_grad=True)
+    assert wick.autograd.gradcheck(lambda a, b: t(a) @ t(b), (x, w))
+
+
 def test_hook_returning_a_wrong_shape_is_an_error():
     x = wick.ones(3, requires_grad=True)
     x.register_hook(lambda g: wick.ones(7))

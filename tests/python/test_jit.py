@@ -110,6 +110,26 @@ def test_resnet20_inference_folded_and_fused():
     assert plan["live_peak_bytes"] <= plan["arena_bytes"] < plan["total_bytes"]
 
 
+def test_frozen_graph_folds_batch_norm_with_grad_mode_on():
+    # The parameters need gradients and the call is made in grad mode, as a user would make it:
+    # a frozen graph is still traced as inference, so batch norm is the one kernel the folding
+    # pass recognises (traced with autograd, it was four elementwise ops and never folded).
+    wick.manual_seed(5)
+    model = resnet20().eval()
+    x = wick.randn(2, 3, 32, 32)
+    with wick.no_grad():
+        want = model(x)
+    fast = wick.compile(model, freeze=True)
+    got = fast(x)
+    print(fast.log)
+    assert "conv+bn folding: 19 " in fast.log
+    assert not got.requires_grad
+    assert_equal(got, want, rtol=1e-4, atol=1e-4)
+    nodes = fast.graph.nodes
+    assert nodes.count("conv2d+[relu]") == 10 and nodes.count("conv2d+[add, relu]") == 9
+    assert not any(n.startswith(("conv2d+[sub", "batch_norm")) for n in nodes)
+
+
 def test_conv_epilogue_is_bit_exact_and_saves_kernels():
     wick.manual_seed(4)
     model = resnet20().eval()
@@ -217,6 +237,27 @@ def test_compiled_training_steps_equal_eager(make, shape):
     assert jit_losses == eager_losses
     for a, b in zip(jit_params, eager_params):
         assert_equal(a, b)
+
+
+def test_training_step_accumulates_linear_weight_gradients_without_a_copy():
+    # Note [gradients in their input's layout]: a Linear's weight gradient leaves the matrix
+    # product in the weight's own layout, so no strided copy of the weight follows it.
+    model = MLP()
+    opt = wick.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        return x
+
+    run = wick.compile(step, warmup=1)
+    for _ in range(2):
+        run(wick.randn(16, 1, 28, 28), wick.randint(0, 10, (16,)))
+    graph = str(run.graph)
+    print(graph)
+    assert "sgd_step" in graph
+    assert "f32[64, 784] = copy(" not in graph and "f32[10, 64] = copy(" not in graph
 
 
 def test_compiled_training_refuses_adam():

@@ -62,6 +62,31 @@ def test_optimizer_matches_torch(name, kwargs):
     assert_same(w, t)
 
 
+@pytest.mark.parametrize("name,kwargs", CONFIGS)
+def test_optimizer_matches_torch_on_float32_and_strided_parameters(name, kwargs):
+    # The fused updates take a vectorised loop where parameter, gradient and state are all
+    # contiguous and a strided one otherwise: a float32 pair of each, and float64 views.
+    rng = np.random.default_rng(1)
+    n = 1000  # more than one vector's width, with a ragged end
+    values = [rng.standard_normal(n).astype(np.float32), rng.standard_normal((40, 30))]
+    w = [wick.nn.Parameter(wick.tensor(values[0])),
+         wick.nn.Parameter(wick.tensor(values[1].T.copy()).t())]  # column-major
+    t = [torch.nn.Parameter(torch.tensor(v)) for v in values]
+    assert not w[1].is_contiguous()
+    ow = getattr(wick.optim, name)(w, **kwargs)
+    ot = getattr(torch.optim, name)(t, **kwargs)
+    for step in range(4):
+        rng = np.random.default_rng(200 + step)
+        for a, b in zip(w, t):
+            g = rng.standard_normal(tuple(b.shape)).astype(b.detach().numpy().dtype)
+            a.grad, b.grad = wick.tensor(g), torch.tensor(g)
+        ow.step()
+        ot.step()
+        for a, b in zip(w, t):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-5,
+                                       rtol=1e-5)
+
+
 def test_param_groups():
     w, t = twins(((2, 3), (3,), (5,)))
     ow = wick.optim.SGD([{"params": w[:2]}, {"params": [w[2]], "lr": 0.5}], lr=0.1, momentum=0.9)
