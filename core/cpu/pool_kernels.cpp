@@ -43,7 +43,9 @@ void max_pool2d_values(const T* x, T* y, const Planes& s, const Pool2dParams& p,
   for_each_plane(s.count, s.oh * s.ow * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
     const T* in = x + plane * s.h * s.w;
     T* out = y + plane * s.oh * s.ow;
-    std::vector<C> column_max(static_cast<size_t>(s.w));
+    std::vector<C> column_max(static_cast<size_t>(s.w)), window_max(static_cast<size_t>(s.w));
+    // Window starts x whose window lies inside the row.
+    const int64_t whole = std::max<int64_t>(0, s.w - (p.kernel[1] - 1) * p.dilation[1]);
     for (int64_t oy = 0; oy < s.oh; ++oy) {
       const int64_t y0 = oy * p.stride[0] - p.padding[0];
       const Taps rows = row_taps[static_cast<size_t>(oy)];
@@ -57,9 +59,26 @@ void max_pool2d_values(const T* x, T* y, const Planes& s, const Pool2dParams& p,
           m[x] = (v > m[x]) | (v != v) ? v : m[x];
         }
       }
+      // Across the columns: for every start x, the maximum of the window's shifted copies of
+      // the column maxima (vectorised loops, taps in the same order as below), then picked at
+      // the stride. One output at a time, each window's taps were a short scalar loop:
+      // ResNet-18's stem pool at batch 1 took 1.0 ms that way, 0.33-0.37 ms this way.
+      C* h = window_max.data();
+      for (int64_t x = 0; x < whole; ++x) h[x] = m[x];
+      for (int64_t j = 1; j < p.kernel[1]; ++j) {
+        const C* shifted = m + j * p.dilation[1];
+        for (int64_t x = 0; x < whole; ++x) {
+          C v = shifted[x];
+          h[x] = (v > h[x]) | (v != v) ? v : h[x];
+        }
+      }
       for (int64_t ox = 0; ox < s.ow; ++ox) {
         const int64_t x0 = ox * p.stride[1] - p.padding[1];
         const Taps cols = col_taps[static_cast<size_t>(ox)];
+        if (cols.lo == 0 && cols.hi == p.kernel[1]) {  // the whole window: x0 < whole
+          out[oy * s.ow + ox] = T(h[x0]);
+          continue;
+        }
         C best = m[x0 + cols.lo * p.dilation[1]];
         for (int64_t j = cols.lo + 1; j < cols.hi; ++j) {
           C v = m[x0 + j * p.dilation[1]];

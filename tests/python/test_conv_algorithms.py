@@ -266,6 +266,19 @@ def test_max_pool_without_indices_matches_torch(k, s, p, d, ceil):
     np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
 
 
+@pytest.mark.parametrize("k,s,p,d", [((2, 3), (1, 2), (1, 1), (1, 2)), ((3, 5), (2, 3), (1, 2), (2, 1))])
+def test_max_pool_without_indices_on_wide_rows_and_rectangular_windows(k, s, p, d):
+    # Rows wide enough that most windows lie inside them and take the vectorised pass across
+    # the columns; the clipped ones at the edges take the per-output loop.
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 20, 37)).astype(np.float32)
+    a[0, 0, 2, 7] = a[1, 1, 5, 30] = np.nan
+    with wick.no_grad():
+        got = F.max_pool2d(wick.tensor(a), k, s, p, d)
+    want = torch.nn.functional.max_pool2d(torch.from_numpy(a), k, s, p, d)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_max_pool_keeps_indices_when_a_gradient_needs_them():
     a = wick.randn(1, 2, 6, 6, requires_grad=True)
     out = F.max_pool2d(a, 2)
