@@ -207,7 +207,9 @@ TEST(JitPasses, MemoryPlanReusesDeadBuffers) {
     for (size_t j = i + 1; j < g->values.size(); ++j) {
       if (plan.offset[i] < 0 || plan.offset[j] < 0) continue;
       bool together = plan.first[i] <= plan.last[j] && plan.first[j] <= plan.last[i];
-      if (together) EXPECT_NE(plan.offset[i], plan.offset[j]);
+      if (together) {
+        EXPECT_NE(plan.offset[i], plan.offset[j]);
+      }
     }
   }
   expect_same(run(*g, {x}), f({x})[0], 0);
