@@ -276,11 +276,11 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
     const int64_t col_begin = split_columns ? col_panels * t / nt * NR : 0;
     const int64_t col_end = split_columns ? std::min(n, col_panels * (t + 1) / nt * NR) : n;
     float* a_block = prepacked ? nullptr : packed_a + t * MC * kc_max;
+    float* b_block = split_columns ? packed_b + t * b_block_floats : packed_b;
     Vec acc[R][2];
     for (int64_t jc = col_begin; jc < col_end; jc += nc_step) {
       int64_t nc = std::min<int64_t>(nc_step, col_end - jc);
       int64_t b_panels = (nc + NR - 1) / NR;
-      float* b_block = split_columns ? packed_b + t * b_block_floats : packed_b;
       for (int64_t pc = 0; pc < k; pc += KC) {
         int64_t kc = std::min<int64_t>(KC, k - pc);
         float beta_block = pc == 0 ? beta : 1.0f;
