@@ -79,7 +79,8 @@ void conv2d_direct(const DirectConvWeight& weight, const float* input, int64_t n
 // Note [weight gradient over padded rows]
 // In the padded row space the weight gradient of tap t is a product of two matrices that are
 // already in memory: dW[o][c][t] = sum_n sum_j dY[n][o][j] * X[n][c][j + offset(t)], with dY
-// copied into the row space (zeros at the thrown-away columns). im2col + GEMM instead writes
+// copied into the row space (zeros at the thrown-away columns) - or, where output rows are two or
+// more whole vectors (32x32), read in place one output row at a time. im2col + GEMM instead writes
 // the nine shifted copies of X out and has the GEMM pack them again, and its GEMM has only O
 // (16-64) rows. Here a register block of 4 output x 6 input channels keeps 24 vector
 // accumulators over j; a thread sums several images before it adds each accumulator's lanes,

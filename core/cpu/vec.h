@@ -42,7 +42,7 @@ inline float lane_sum(Vec v) {
 // of pairs, then 128-bit quarters twice) - 64 shuffles for 256 values, against a load and a store
 // per value through memory. (GCC's generic __builtin_shuffle with computed masks compiled to
 // lane-by-lane moves and was slower than the plain loop.)
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && !defined(__clang__)
 // GCC 12 warns that the undefined vector its shuffle intrinsics start from "may be used
 // uninitialized" wherever they are inlined (GCC bug 105593, fixed in 13).
 #pragma GCC diagnostic push
@@ -79,7 +79,7 @@ inline void transpose_block(Vec (&rows)[kVector]) {
     for (int l = 0; l < kVector; ++l) rows[l][r] = block[r][l];
 #endif
 }
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
 

@@ -102,15 +102,17 @@ DIRECT_CASES = [  # (batch, in channels, out channels, stride, padding, (height,
     (2, 6, 5, 2, 1, (17, 23)),    # odd sizes: phases of unequal size
     (1, 4, 8, 2, 0, (21, 20)),
     (2, 3, 10, 2, 2, (16, 19)),
+    (2, 4, 6, 1, 0, (18, 34)),    # 16 x 32 outputs: the weight gradient reads dY in place
+    (2, 3, 5, 1, 2, (14, 30)),    # ... and with padding 2
 ]
 
 
 @pytest.mark.parametrize("case", DIRECT_CASES, ids=[str(i) for i in range(len(DIRECT_CASES))])
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_direct_equals_im2col_and_torch(case, nthreads):
-    """The forward and, at stride 1, the input gradient (a direct convolution of dY with the
-    flipped weight) against PyTorch and against im2col + GEMM; the weight and bias gradients, and
-    a strided convolution's input gradient, stay im2col's."""
+    """The forward, at stride 1 the input gradient (a direct convolution of dY with the flipped
+    weight) and, with 256 outputs per image and an image per thread, the weight gradient (Note
+    [weight gradient over padded rows]) against PyTorch and against im2col + GEMM."""
     n, c, o, stride, pad, (h, w) = case
     rng = np.random.default_rng(2)
     x = rng.standard_normal((n, c, h, w)).astype(np.float32)
