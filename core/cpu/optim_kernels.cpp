@@ -1,11 +1,12 @@
 // CPU kernels for the fused optimizer updates (core/kernels.h): one pass over a parameter, its
 // gradient and its state, instead of the eight or so elementwise ops (and temporaries) the
-// update takes when written with tensor ops. Parameters may have any strides.
-#include <cmath>
+// update takes when written with tensor ops. Parameters may have any strides; the formulas are
+// core/optim_update.h's, shared with the CUDA kernels.
 #include <utility>
 
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
+#include "core/optim_update.h"
 
 namespace wick::cpu {
 
@@ -40,28 +41,14 @@ void adam_step_kernel(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor
   visit_floating("adam_step", param.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const C b1 = C(p.beta1), b2 = C(p.beta2), eps = C(p.eps);
-    // Decoupled (AdamW) decay scales the weight; coupled (Adam) decay adds wd * w to the
-    // gradient.
-    const bool decoupled = p.decoupled_weight_decay, has_wd = p.weight_decay != 0;
-    const C wd = C(p.weight_decay), decay = C(1.0 - p.lr * p.weight_decay);
-    const C step_size = C(p.lr / p.bias_correction1);
-    const C bc2_sqrt = C(std::sqrt(p.bias_correction2));
+    const AdamUpdate<C> update(p);
     update_elements<T>(
         [=](T& w, T& g, T& m, T& v) {
-          C wc = C(w), gc = C(g);
-          if (has_wd) {
-            if (decoupled) {
-              wc *= decay;
-            } else {
-              gc += wd * wc;
-            }
-          }
-          C mc = b1 * C(m) + (C(1) - b1) * gc;
-          C vc = b2 * C(v) + (C(1) - b2) * gc * gc;
+          C wc = C(w), mc = C(m), vc = C(v);
+          update(wc, C(g), mc, vc);
+          w = T(wc);
           m = T(mc);
           v = T(vc);
-          w = T(wc - step_size * mc / (std::sqrt(vc) / bc2_sqrt + eps));
         },
         param, grad, exp_avg, exp_avg_sq);
   });
@@ -71,36 +58,34 @@ void sgd_step_kernel(Tensor& param, const Tensor& grad, Tensor& buffer, const Sg
   visit_floating("sgd_step", param.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const C lr = C(p.lr), momentum = C(p.momentum), keep = C(1.0 - p.dampening);
-    const C wd = C(p.weight_decay);
+    const SgdUpdate<C> update(p);
     if (p.momentum == 0) {
       update_elements<T>(
           [=](T& w, T& g) {
             C wc = C(w);
-            w = T(wc - lr * (C(g) + wd * wc));
+            update(wc, C(g));
+            w = T(wc);
           },
           param, grad);
-      return;
-    }
-    const bool nesterov = p.nesterov;  // steps along d + momentum * b instead of b
-    if (p.first_step) {  // the buffer starts as the first gradient; its memory is not read
+    } else if (p.first_step) {  // the buffer's memory is not read
       update_elements<T>(
           [=](T& w, T& g, T& b) {
-            C wc = C(w), d = C(g) + wd * wc;
-            b = T(d);
-            w = T(wc - lr * (nesterov ? d + momentum * d : d));
+            C wc = C(w), bc;
+            update(wc, C(g), bc, true);
+            w = T(wc);
+            b = T(bc);
           },
           param, grad, buffer);
-      return;
+    } else {
+      update_elements<T>(
+          [=](T& w, T& g, T& b) {
+            C wc = C(w), bc = C(b);
+            update(wc, C(g), bc, false);
+            w = T(wc);
+            b = T(bc);
+          },
+          param, grad, buffer);
     }
-    update_elements<T>(
-        [=](T& w, T& g, T& b) {
-          C wc = C(w), d = C(g) + wd * wc;
-          C bc = momentum * C(b) + keep * d;
-          b = T(bc);
-          w = T(wc - lr * (nesterov ? d + momentum * bc : bc));
-        },
-        param, grad, buffer);
   });
 }
 
