@@ -8,8 +8,8 @@ with each process's peak resident memory.
 Every case runs in a fresh process, so the peak memory is that case's alone. The references are
 Debian's PyTorch 1.13 (OpenBLAS told this processor's kernel, printed) and, when
 `scripts/setup.sh --bench` has installed it, a current PyTorch 2.x in .venv-bench. PyTorch runs
-the same networks: torchvision's resnet18, and wick.models' CIFAR ResNet-20 source executed with
-`wick` and `nn` bound to torch and torch.nn."""
+the same networks: wick.models' source executed with `wick` and `nn` bound to torch and torch.nn
+(its ResNet-18 is torchvision's, layer for layer)."""
 
 import argparse
 import ast
@@ -35,48 +35,43 @@ def framework(name):
     return torch
 
 
-def cifar_resnet20(m):
-    """wick.models.resnet20, or the same source run with wick's names bound to torch's."""
+def model(m, name):
+    """wick.models.<name>, or the same source run with wick's names bound to torch's. ResNet-18
+    is torchvision's architecture and parameter names (tests/python/test_models.py holds the two
+    to the same logits), and building it this way needs no torchvision: Debian's is built for
+    PyTorch 1.13 and aborts when a PyTorch 2.x imports it."""
     if m.__name__ == "wick":
         import wick.models
-        return wick.models.resnet20()
+        return getattr(wick.models, name)()
     tree = ast.parse(open(MODELS_SOURCE).read())
     body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
     namespace = {"wick": m, "nn": m.nn}
     exec(compile(ast.Module(body=body, type_ignores=[]), MODELS_SOURCE, "exec"), namespace)
-    return namespace["resnet20"]()
-
-
-def resnet18(m):
-    if m.__name__ == "wick":
-        import wick.models
-        return wick.models.resnet18()
-    import torchvision
-    return torchvision.models.resnet18(weights=None)
+    return namespace[name]()
 
 
 def run_case(m, case, steps):
     """(median ms per step, samples per step) for one case in framework m."""
     m.manual_seed(0)
     if case.startswith("train"):
-        model = cifar_resnet20(m)
-        model.train()
-        optimizer = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+        net = model(m, "resnet20")
+        net.train()
+        optimizer = m.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
         x, y = m.randn(64, 3, 32, 32), m.randint(0, 10, (64,))
 
         def step():
-            loss = m.nn.functional.cross_entropy(model(x), y)
+            loss = m.nn.functional.cross_entropy(net(x), y)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         return median_ms(step, steps), 64
     batch = int(case.rsplit("b", 1)[1])
-    model = resnet18(m).eval()
+    net = model(m, "resnet18").eval()
     x = m.randn(batch, 3, 224, 224)
 
     def infer():
         with m.no_grad():
-            model(x)
+            net(x)
     return median_ms(infer, steps), batch
 
 
@@ -139,7 +134,9 @@ def main():
         for case in CASES:
             for i, (name, python) in enumerate(runs):
                 results[(case, i)] = measure(python, name, case, threads, args.steps)
-        versions = {i: r.get("version", "?") for (_, i), r in results.items()}
+        versions = {i: "?" for i in range(len(runs))}  # from any case that ran
+        for (_, i), r in results.items():
+            versions[i] = r.get("version", versions[i])
         labels = ["wick"] + [f"torch {versions[i]}" for i in range(1, len(runs))]
         print(f"\n{threads} thread(s)")
         print(f"{'case':<20}" + "".join(f"{label[:20]:>22}" for label in labels)
