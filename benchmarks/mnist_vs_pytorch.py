@@ -4,6 +4,8 @@ Trains the MLP and the CNN of examples/train_mnist.cpp for one epoch on the comm
 training digits - batch size 64, Adam with lr 1e-3, the same normalisation - first with wick's
 C++ example, then with PyTorch (benchmarks/torch_mnist.py), each in its own process with the
 same number of threads, and prints training samples/s, the ratio, and each one's peak memory.
+When `scripts/setup.sh --bench` has installed a current PyTorch 2.x in .venv-bench, the same
+script runs under it too, as a second reference.
 
     bash scripts/build.sh && /usr/bin/python3 benchmarks/mnist_vs_pytorch.py [--epochs 1]
 """
@@ -15,7 +17,7 @@ import subprocess
 import sys
 
 import bench_common  # first: it may re-execute the script with OPENBLAS_CORETYPE set
-from bench_common import openblas_corename
+from bench_common import current_torch_python, openblas_corename
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,28 +48,36 @@ def main():
     binary = os.path.join(ROOT, "build", "examples", "train_mnist")
     if not os.path.exists(binary):
         sys.exit("build wick first: bash scripts/build.sh")
+    newer = current_torch_python()
+    if not newer:
+        print("PyTorch 2.x: not installed (bash scripts/setup.sh --bench adds it)")
+    torch_script = os.path.join(ROOT, "benchmarks", "torch_mnist.py")
     rows = []
     for model in args.models.split(","):
         common = ["--model", model, "--epochs", str(args.epochs), "--threads", str(args.threads)]
         wick = run([binary, *common, "--workers", "2", "--json", "1",
                     "--metrics", "/tmp/wick_bench_metrics.csv"])
-        torch = run([sys.executable, os.path.join(ROOT, "benchmarks", "torch_mnist.py"), *common])
-        rows.append((model, wick, torch))
+        references = [run([sys.executable, torch_script, *common])]
+        if newer:
+            references.append(run([newer, torch_script, *common]))
+        rows.append((model, wick, references))
         print(f"{model}: wick {wick['samples_per_second']:.0f} samples/s, "
-              f"PyTorch {torch['samples_per_second']:.0f} samples/s", flush=True)
+              + ", ".join(f"{t['framework']} {t['samples_per_second']:.0f}" for t in references),
+              flush=True)
 
     print(f"\nMNIST training, batch 64, Adam lr 1e-3, {args.epochs} epoch(s) of 8,000 digits, "
-          f"{args.threads} threads, {torch['framework']}; OpenBLAS core {openblas_corename()} "
-          f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')})")
-    print(f"{'model':6} {'wick samples/s':>15} {'PyTorch':>10} {'ratio':>7}   "
-          f"{'peak RSS MiB (training growth)':>32}   {'test accuracy':>15}")
-    for model, w, t in rows:
-        ratio = w["samples_per_second"] / t["samples_per_second"]
-        memory = (f"wick {w['peak_rss_mib']:.0f} (+{w['rss_growth_mib']:.0f}), "
-                  f"PyTorch {t['peak_rss_mib']:.0f} (+{t['rss_growth_mib']:.0f})")
-        accuracy = f"{100 * w['test_accuracy']:.2f}% / {100 * t['test_accuracy']:.2f}%"
-        print(f"{model:6} {w['samples_per_second']:15.0f} {t['samples_per_second']:10.0f} "
-              f"{ratio:6.2f}x   {memory:>32}   {accuracy:>15}")
+          f"{args.threads} threads; OpenBLAS core {openblas_corename()} "
+          f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}); ratio = wick's samples/s "
+          "over the reference's")
+    for model, w, references in rows:
+        print(f"{model:6} wick {w['samples_per_second']:.0f} samples/s, "
+              f"peak RSS {w['peak_rss_mib']:.0f} MiB (+{w['rss_growth_mib']:.0f} training), "
+              f"test accuracy {100 * w['test_accuracy']:.2f}%")
+        for t in references:
+            ratio = w["samples_per_second"] / t["samples_per_second"]
+            print(f"{'':6} {t['framework']:>22} {t['samples_per_second']:.0f} samples/s: "
+                  f"{ratio:.2f}x, peak RSS {t['peak_rss_mib']:.0f} MiB "
+                  f"(+{t['rss_growth_mib']:.0f}), test accuracy {100 * t['test_accuracy']:.2f}%")
     tensors = ", ".join(f"{w['peak_tensor_mib']:.0f} MiB ({m})" for m, w, _ in rows)
     print("(peak RSS includes each runtime's own libraries; the growth is what training added. "
           f"wick's own tensors peaked at {tensors}.)")
