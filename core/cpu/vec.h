@@ -43,10 +43,12 @@ inline float lane_sum(Vec v) {
 // per value through memory. (GCC's generic __builtin_shuffle with computed masks compiled to
 // lane-by-lane moves and was slower than the plain loop.)
 #if defined(__AVX512F__) && !defined(__clang__)
-// GCC 12 warns that the undefined vector its shuffle intrinsics start from "may be used
-// uninitialized" wherever they are inlined (GCC bug 105593, fixed in 13).
+// GCC 12 warns that the undefined vector its shuffle intrinsics start from "may be used" (or,
+// in the sanitizer build, "is used") uninitialized wherever they are inlined (GCC bug 105593,
+// fixed in 13).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 inline void transpose_block(Vec (&rows)[kVector]) {
 #if defined(__AVX512F__)
