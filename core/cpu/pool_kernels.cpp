@@ -56,7 +56,7 @@ void max_pool2d_values(const T* x, T* y, const Planes& s, const Pool2dParams& p,
         const T* row = in + (y0 + i * p.dilation[0]) * s.w;
         for (int64_t x = 0; x < s.w; ++x) {
           C v = C(row[x]);
-          m[x] = (v > m[x]) | (v != v) ? v : m[x];
+          m[x] = ((v > m[x]) | (v != v)) ? v : m[x];
         }
       }
       // Across the columns: for every start x, the maximum of the window's shifted copies of
@@ -69,7 +69,7 @@ void max_pool2d_values(const T* x, T* y, const Planes& s, const Pool2dParams& p,
         const C* shifted = m + j * p.dilation[1];
         for (int64_t x = 0; x < whole; ++x) {
           C v = shifted[x];
-          h[x] = (v > h[x]) | (v != v) ? v : h[x];
+          h[x] = ((v > h[x]) | (v != v)) ? v : h[x];
         }
       }
       for (int64_t ox = 0; ox < s.ow; ++ox) {
@@ -82,7 +82,7 @@ void max_pool2d_values(const T* x, T* y, const Planes& s, const Pool2dParams& p,
         C best = m[x0 + cols.lo * p.dilation[1]];
         for (int64_t j = cols.lo + 1; j < cols.hi; ++j) {
           C v = m[x0 + j * p.dilation[1]];
-          best = (v > best) | (v != v) ? v : best;
+          best = ((v > best) | (v != v)) ? v : best;
         }
         out[oy * s.ow + ox] = T(best);
       }
