@@ -366,7 +366,7 @@ void conv2d_direct_weight_grad(const float* input, const float* grad_out, int64_
   parallel_for(n, 1, [&](int64_t first, int64_t last) {
     float* padded = buffers + thread_slot() * per_thread;
     float* grad_rows = padded + group * g.padded_floats();
-    float* dw = buffers + thread_slot() * per_thread + group * image_floats;
+    float* dw = padded + group * image_floats;
     for (int64_t n0 = first; n0 < last; n0 += group) {
       const int64_t images = std::min(group, last - n0);
       for (int64_t k = 0; k < images; ++k) {

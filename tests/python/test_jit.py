@@ -91,12 +91,17 @@ def test_compiled_sees_optimizer_updates():
     assert_equal(compiled(x), model(x))
 
 
-def test_resnet20_inference_folded_and_fused():
-    wick.manual_seed(3)
+def resnet20_in_eval(seed):
+    """A seeded ResNet-20 in eval mode, an input batch of two and its eager output."""
+    wick.manual_seed(seed)
     model = resnet20().eval()
     x = wick.randn(2, 3, 32, 32)
     with wick.no_grad():
-        want = model(x)
+        return model, x, model(x)
+
+
+def test_resnet20_inference_folded_and_fused():
+    model, x, want = resnet20_in_eval(3)
     exact = wick.compile(model, fuse=False)
     fast = wick.compile(model, freeze=True)
     with wick.no_grad():  # inference: batch_norm is one kernel only without grad mode
@@ -114,11 +119,7 @@ def test_frozen_graph_folds_batch_norm_with_grad_mode_on():
     # The parameters need gradients and the call is made in grad mode, as a user would make it:
     # a frozen graph is still traced as inference, so batch norm is the one kernel the folding
     # pass recognises (traced with autograd, it was four elementwise ops and never folded).
-    wick.manual_seed(5)
-    model = resnet20().eval()
-    x = wick.randn(2, 3, 32, 32)
-    with wick.no_grad():
-        want = model(x)
+    model, x, want = resnet20_in_eval(5)
     fast = wick.compile(model, freeze=True)
     got = fast(x)
     print(fast.log)
