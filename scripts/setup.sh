@@ -37,6 +37,7 @@ packages=(
   python3-dev pybind11-dev                   # the Python extension wick._C
   libdlpack-dev                              # DLPack ABI header: zero-copy tensor exchange
   python3-numpy python3-pytest               # Python tests (tests/python)
+  python3-pytest-timeout                     # a hung test fails with its stack (pyproject.toml)
   python3-torch                              # PyTorch: the reference the Python tests compare to
   python3-torchvision                        # torchvision: the reference for wick.models
   python3-pip python3-setuptools python3-wheel python3-venv  # pip install . (setup.py)
