@@ -168,8 +168,6 @@ void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const AdamStepPara
   out.push_back(make_float("beta2", v.beta2));
   out.push_back(make_float("eps", v.eps));
   out.push_back(make_float("weight_decay", v.weight_decay));
-  out.push_back(make_float("bias_correction1", v.bias_correction1));
-  out.push_back(make_float("bias_correction2", v.bias_correction2));
   out.push_back(make_bool("decoupled_weight_decay", v.decoupled_weight_decay));
 }
 void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const SgdStepParams& v) {

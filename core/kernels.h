@@ -137,13 +137,17 @@ using BatchNormBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& i
 //   g = grad (+ weight_decay * param, unless decoupled; decoupled: param *= 1 - lr weight_decay)
 //   exp_avg = beta1 exp_avg + (1 - beta1) g;  exp_avg_sq = beta2 exp_avg_sq + (1 - beta2) g^2
 //   param -= lr / bias_correction1 * exp_avg / (sqrt(exp_avg_sq / bias_correction2) + eps)
+// with bias_correction = 1 - beta^step. `step` is the optimizer's count for this parameter, a
+// float64 scalar on the CPU (state["step"], already incremented for this update), read when the
+// kernel runs - not a number fixed by the caller - so that a replayed training step uses each
+// step's own corrections (Note [tracing a training step] in jit/trace.cpp).
 struct AdamStepParams {
   double lr, beta1, beta2, eps, weight_decay;
-  double bias_correction1, bias_correction2;  // 1 - beta^step
   bool decoupled_weight_decay;
 };
 using AdamStepKernel = void (*)(Tensor& param, const Tensor& grad, Tensor& exp_avg,
-                                Tensor& exp_avg_sq, const AdamStepParams& params);
+                                Tensor& exp_avg_sq, const Tensor& step,
+                                const AdamStepParams& params);
 
 // One SGD update in place: d = grad (+ weight_decay * param); with momentum, the buffer becomes
 // d on the first step and momentum * buffer + (1 - dampening) d after, and d becomes the buffer

@@ -12,19 +12,24 @@
 
 namespace wick {
 
+// The count adam_step's `step` holds (core/kernels.h); throws wick::ValueError naming `op` unless
+// it is a float64 scalar on the CPU holding a whole number >= 1.
+double adam_step_count(const char* op, const Tensor& step);
+
 template <class C>
 struct AdamUpdate {
   C b1, b2, eps, wd, decay, step_size, bc2_sqrt;
   bool decoupled;  // AdamW scales the weight; Adam adds wd * w to the gradient
 
-  explicit AdamUpdate(const AdamStepParams& p)
+  // `step`: the update's number (1 for the first), which sets the bias corrections 1 - beta^step.
+  AdamUpdate(const AdamStepParams& p, double step)
       : b1(C(p.beta1)),
         b2(C(p.beta2)),
         eps(C(p.eps)),
         wd(C(p.weight_decay)),
         decay(C(1.0 - p.lr * p.weight_decay)),
-        step_size(C(p.lr / p.bias_correction1)),
-        bc2_sqrt(C(std::sqrt(p.bias_correction2))),
+        step_size(C(p.lr / (1.0 - std::pow(p.beta1, step)))),
+        bc2_sqrt(C(std::sqrt(1.0 - std::pow(p.beta2, step)))),
         decoupled(p.decoupled_weight_decay) {}
 
   // w and the moments m, v in place, from the gradient g.

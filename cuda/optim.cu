@@ -26,10 +26,13 @@ struct AdamFn {
 };
 
 void adam_step(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               const AdamStepParams& p) {
+               const Tensor& step, const AdamStepParams& p) {
+  // The count lives on the CPU (a host read, no device synchronisation); the corrections it
+  // gives travel to the kernel as arguments.
+  const double count = adam_step_count("adam_step", step);
   visit_floating("adam_step", param.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    AdamFn<T> f{AdamUpdate<compute_t<T>>(p)};
+    AdamFn<T> f{AdamUpdate<compute_t<T>>(p, count)};
     launch_elementwise<4>({&param, &grad, &exp_avg, &exp_avg_sq}, f);
   });
 }

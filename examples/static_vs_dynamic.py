@@ -1,16 +1,16 @@
 """The same model eager and compiled (wick.compile), side by side: per step, the kernels
 launched, the dispatcher calls, the peak memory and the time - for the MNIST MLP
-(overhead-bound), the classic CNN and ResNet-20, in inference and for an SGD training step.
-The C++ twin is examples/static_vs_dynamic.cpp.
+(overhead-bound), the classic CNN and ResNet-20, in inference and for a training step (SGD, or
+Adam). The C++ twin is examples/static_vs_dynamic.cpp (SGD).
 
     /usr/bin/python3 examples/static_vs_dynamic.py [--batch 64] [--steps 20]
-        [--models mlp,cnn,resnet20] [--mode inference,training,sim]
+        [--models mlp,cnn,resnet20] [--mode inference,training,sim] [--optimizer sgd|adam]
 
 Eager runs the model from Python: every op goes through its binding, its front function
 (checks, promotion, allocation), the dispatcher and, in training, autograd. Compiled replays the
 traced, optimised graph from C++: for inference with frozen parameters (constant folding,
 conv + batch-norm folding, elementwise fusion, one planned arena); for training the whole step -
-forward, the backward kernels the engine ran, SGD's update - as one graph. The eager peak is
+forward, the backward kernels the engine ran, the optimizer's update - as one graph. The eager peak is
 what the host allocator (malloc with counters) saw during a step beyond what was allocated
 before it; the compiled peak is the arena, planned before the step runs, plus what the host
 allocator saw during the step (the outputs). Mode sim compares the plan with PyTorch's caching
@@ -140,10 +140,17 @@ def caching_allocator(batch):
           f"{largest_relative_difference(got.to('cpu'), want.to('cpu')):.1e} of the scale")
 
 
-def training(name, batch, steps):
-    """One SGD step (forward, cross-entropy, backward, update) eager and compiled, on two copies
-    of the model started from one seed and given the same batches, so their parameters must end
-    equal."""
+OPTIMIZERS = {
+    "sgd": ("SGD", lambda params: wick.optim.SGD(params, lr=0.01, momentum=0.9)),
+    "adam": ("Adam", lambda params: wick.optim.Adam(params, lr=1e-3)),
+}
+
+
+def training(name, batch, steps, optimizer="sgd"):
+    """One training step (forward, cross-entropy, backward, the optimizer's update) eager and
+    compiled, on two copies of the model started from one seed and given the same batches, so
+    their parameters must end equal."""
+    title, make_optimizer = OPTIMIZERS[optimizer]
     make, shape = MODELS[name]
     wick.manual_seed(1)
     x, y = wick.randn(batch, *shape), wick.randint(0, 10, (batch,))
@@ -151,7 +158,7 @@ def training(name, batch, steps):
     def make_step():
         wick.manual_seed(0)
         model = make()
-        opt = wick.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        opt = make_optimizer(model.parameters())
 
         def step(inputs, targets):
             opt.zero_grad()
@@ -163,7 +170,7 @@ def training(name, batch, steps):
 
     eager_model, eager_raw, eager_opt = make_step()
     jit_model, jit_raw, _ = make_step()
-    compiled_step = wick.compile(jit_raw, warmup=1)  # SGD's first step starts its momentum
+    compiled_step = wick.compile(jit_raw, warmup=1)  # the first step creates the optimizer state
 
     def eager(batch):
         return eager_raw(*batch)
@@ -193,7 +200,7 @@ def training(name, batch, steps):
     traced = int(compiled_step.log.split("traced: ")[1].split(" kernels")[0])
     diff = max(largest_relative_difference(p, q)
                for p, q in zip(jit_model.parameters(), eager_model.parameters()))
-    report(f"{name}, batch {batch}, SGD training step ({steps} timed steps, median)", rows,
+    report(f"{name}, batch {batch}, {title} training step ({steps} timed steps, median)", rows,
            traced, diff)
 
 
@@ -203,6 +210,8 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--models", default="mlp,cnn,resnet20")
     parser.add_argument("--mode", default="inference,training,sim")
+    parser.add_argument("--optimizer", default="sgd", choices=sorted(OPTIMIZERS),
+                        help="the training step's optimizer")
     args = parser.parse_args()
     for mode in args.mode.split(","):
         if mode not in ("inference", "training", "sim"):
@@ -213,7 +222,10 @@ def main():
         for name in args.models.split(","):
             if name not in MODELS:
                 parser.error(f"unknown model '{name}' (choose from {', '.join(MODELS)})")
-            (inference if mode == "inference" else training)(name, args.batch, args.steps)
+            if mode == "inference":
+                inference(name, args.batch, args.steps)
+            else:
+                training(name, args.batch, args.steps, args.optimizer)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ struct CompileOptions {
   bool prepack_weights = true;
   bool winograd = true;
   // Calls per input signature that run eagerly before it is traced: a training step whose first
-  // call differs from the rest (SGD's momentum buffer starts on step one) is traced on a later one.
+  // call differs from the rest (SGD's momentum buffer starts on step one, Adam's state is created)
+  // is traced on a later one.
   int warmup = 0;
 };
 

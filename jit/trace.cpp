@@ -77,9 +77,6 @@ class Tracer : public DispatchObserver {
                   " draws from a generator other than the default one; a replay could not "
                   "advance it");
     }
-    check_state(call.op != OpKey::adam_step, "jit.trace",
-                "adam_step's bias corrections change with every step, and a replay would repeat "
-                "the traced step's; compile a training step with SGD, or compile the forward only");
     Node node;
     node.kind = NodeKind::Kernel;
     node.op = call.op;
@@ -194,10 +191,14 @@ class Tracer : public DispatchObserver {
 // functions record autograd nodes; loss.backward() then runs each node's formula, which is
 // written with ops (autograd/functions/), so its kernels reach the dispatcher and are recorded
 // in the order the engine ran them: the backward graph comes from the op table's formulas, fixed
-// at trace time. optimizer.step() dispatches sgd_step, which updates each parameter (and its
-// momentum buffer) in place: those are updates of leaves, which the passes keep. What the trace
-// cannot see is fixed at its values: the learning rate, SGD's first-step flag (trace the second
-// step: CompileOptions::warmup), and `.grad`, which a replay does not assign.
+// at trace time. optimizer.step() dispatches sgd_step or adam_step, which update each parameter
+// (and its momentum buffers) in place: those are updates of leaves, which the passes keep.
+// Adam's bias corrections depend on the step count, so the count is a tensor, not a number: the
+// optimizer increments it with an op (add_) and the kernel reads it when it runs, and a replay
+// corrects each step with its own count, as PyTorch's Adam(capturable=True) does for CUDA Graphs.
+// What the trace cannot see is fixed at its values: the learning rate, SGD's first-step flag and
+// the optimizer state's creation (trace a later step: CompileOptions::warmup), and `.grad`, which
+// a replay does not assign.
 }  // namespace
 
 std::shared_ptr<Graph> trace(const TracedFunction& fn, const std::vector<Tensor>& example_inputs,

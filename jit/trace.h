@@ -28,7 +28,7 @@ using TracedFunction = std::function<std::vector<Tensor>(const std::vector<Tenso
 // training step] in trace.cpp). `params` (a module's parameters and buffers) become named graph
 // leaves instead of captured constants; `outputs`, when given, receives what this run returned.
 // Throws std::invalid_argument for an undefined example input, std::runtime_error for what cannot
-// be replayed (an op that draws random numbers, Adam's step-dependent update).
+// be replayed (a random op that draws from a generator other than the default one).
 std::shared_ptr<Graph> trace(const TracedFunction& fn, const std::vector<Tensor>& example_inputs,
                              const NamedTensors& params = {},
                              std::vector<Tensor>* outputs = nullptr);

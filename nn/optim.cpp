@@ -344,14 +344,8 @@ void Adam::step() {
   NoGradGuard no_grad;
   check_step();  // all parameters first, so a mismatch leaves every one of them unchanged
   for (ParamGroup& group : param_groups()) {
-    AdamStepParams p{option(group, "lr"),
-                     option(group, "beta1"),
-                     option(group, "beta2"),
-                     option(group, "eps"),
-                     option(group, "weight_decay"),
-                     0,
-                     0,
-                     decoupled_weight_decay_};
+    AdamStepParams p{option(group, "lr"),  option(group, "beta1"),        option(group, "beta2"),
+                     option(group, "eps"), option(group, "weight_decay"), decoupled_weight_decay_};
     for (Tensor& param : group.params) {
       Tensor grad = param.grad();
       if (!grad.defined()) continue;
@@ -361,11 +355,11 @@ void Adam::step() {
         state["exp_avg"] = zeros_like(param);
         state["exp_avg_sq"] = zeros_like(param);
       }
-      double step = state["step"].add_(1.0).item<double>();
-      p.bias_correction1 = 1.0 - std::pow(p.beta1, step);
-      p.bias_correction2 = 1.0 - std::pow(p.beta2, step);
+      // The count is incremented by an op and read by the kernel, not here: a traced step then
+      // replays both, and each replay corrects with its own count.
+      state["step"].add_(1.0);
       dispatch<AdamStepKernel>(OpKey::adam_step, param.device(), param, grad, state["exp_avg"],
-                               state["exp_avg_sq"], p);
+                               state["exp_avg_sq"], state["step"], p);
       param.bump_version();
     }
   }

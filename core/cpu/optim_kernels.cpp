@@ -2,11 +2,28 @@
 // gradient and its state, instead of the eight or so elementwise ops (and temporaries) the
 // update takes when written with tensor ops. Parameters may have any strides; the formulas are
 // core/optim_update.h's, shared with the CUDA kernels.
+#include <cmath>
 #include <utility>
 
 #include "core/cpu/loops.h"
 #include "core/cpu/register.h"
 #include "core/optim_update.h"
+
+namespace wick {
+
+double adam_step_count(const char* op, const Tensor& step) {
+  const char* what = "step must be a float64 scalar on the CPU (the optimizer's state['step'])";
+  check_value(step.defined(), op, what, "; got an undefined tensor");
+  check_value(step.device().type == kCPU && step.dtype() == kFloat64 && step.numel() == 1, op, what,
+              "; got ", dtype_name(step.dtype()), " of shape ", step.shape(), " on ",
+              step.device().str());
+  const double count = *static_cast<const double*>(step.data_ptr());
+  check_value(count >= 1 && count == std::floor(count) && count < 9.007199254740992e15, op,
+              "step must be a whole number >= 1 (it counts this update); got ", count);
+  return count;
+}
+
+}  // namespace wick
 
 namespace wick::cpu {
 
@@ -37,11 +54,12 @@ void update_elements(const Update& update, const Operands&... operands) {
 }
 
 void adam_step_kernel(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                      const AdamStepParams& p) {
+                      const Tensor& step, const AdamStepParams& p) {
+  const double count = adam_step_count("adam_step", step);
   visit_floating("adam_step", param.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const AdamUpdate<C> update(p);
+    const AdamUpdate<C> update(p, count);
     update_elements<T>(
         [=](T& w, T& g, T& m, T& v) {
           C wc = C(w), mc = C(m), vc = C(v);

@@ -174,9 +174,9 @@
     SumLike,  Keep, "CumprodBackward", "")                                                        \
   X(sort,         SortKernel,      "input", "dim: int, descending: bool",                         \
     Same,     Keep, "", "")                                                                       \
-  X(adam_step,    AdamStepKernel,  "param, grad, exp_avg, exp_avg_sq",                            \
+  X(adam_step,    AdamStepKernel,  "param, grad, exp_avg, exp_avg_sq, step",                      \
     "lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, "                    \
-    "bias_correction1: float, bias_correction2: float, decoupled_weight_decay: bool",             \
+    "decoupled_weight_decay: bool",                                                               \
     Floating, Keep, "", "")                                                                       \
   X(sgd_step,     SgdStepKernel,   "param, grad, momentum_buffer",                                \
     "lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool, "         \

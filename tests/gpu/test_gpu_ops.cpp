@@ -410,7 +410,8 @@ TEST_F(GpuTest, MatmulEveryDtypeAndLayout) {
 // ---- fused optimizer steps ----
 
 TEST_F(GpuTest, OptimizerStepsMatchTheCpu) {
-  AdamStepParams adam{1e-2, 0.9, 0.999, 1e-8, 0.01, 1 - 0.9, 1 - 0.999, true};
+  AdamStepParams adam{1e-2, 0.9, 0.999, 1e-8, 0.01, true};
+  Tensor step = scalar_tensor(3.0, kFloat64);  // the third update: corrections 1 - beta^3
   SgdStepParams sgd{0.1, 0.9, 0.0, 1e-4, true, false};
   for (DType d : {kFloat32, kFloat64}) {
     Tensor p = floats({30, 7}, d, 1), g = floats({30, 7}, d, 2), m = floats({30, 7}, d, 3),
@@ -418,8 +419,8 @@ TEST_F(GpuTest, OptimizerStepsMatchTheCpu) {
     std::vector<Tensor> cpu = {p.clone(), m.clone(), v.clone()};
     std::vector<Tensor> dev = {p.to(gpu()), m.to(gpu()), v.to(gpu())};
     Tensor g_dev = g.to(gpu());
-    dispatch<AdamStepKernel>(OpKey::adam_step, Device(kCPU), cpu[0], g, cpu[1], cpu[2], adam);
-    dispatch<AdamStepKernel>(OpKey::adam_step, gpu(), dev[0], g_dev, dev[1], dev[2], adam);
+    dispatch<AdamStepKernel>(OpKey::adam_step, Device(kCPU), cpu[0], g, cpu[1], cpu[2], step, adam);
+    dispatch<AdamStepKernel>(OpKey::adam_step, gpu(), dev[0], g_dev, dev[1], dev[2], step, adam);
     for (int i = 0; i < 3; ++i) testing::expect_close(dev[i].cpu(), cpu[i], 1e-6, 1e-5);
     dispatch<SgdStepKernel>(OpKey::sgd_step, Device(kCPU), cpu[0], g, cpu[1], sgd);
     dispatch<SgdStepKernel>(OpKey::sgd_step, gpu(), dev[0], g_dev, dev[1], sgd);

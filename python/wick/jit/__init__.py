@@ -149,10 +149,11 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     so backward() through a compiled forward is not possible; compile the whole training step.
 
     A training step compiles too: a function that runs the forward, ``loss.backward()`` and
-    ``optimizer.step()`` (SGD) is traced whole and replayed without autograd or Python; pass
-    warmup=1 so that SGD's first step (which starts the momentum buffers) runs eagerly and the
-    second is traced. The learning rate is fixed at its traced value, Adam is refused (its bias
-    correction changes every step) and a replay does not assign ``.grad``."""
+    ``optimizer.step()`` (SGD, Adam, AdamW) is traced whole and replayed without autograd or
+    Python; pass warmup=1 so that the first step (which creates the optimizer's state) runs
+    eagerly and the second is traced. Adam's step count is a tensor that the replay increments,
+    so each step gets its own bias correction, as with PyTorch's ``capturable=True``. The learning
+    rate is fixed at its traced value and a replay does not assign ``.grad``."""
     if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
         raise ValueError(f"wick.compile: warmup must be an int >= 0; got {warmup!r}")
     options = {"freeze": freeze, "fuse": fuse, "plan_memory": plan_memory, "warmup": warmup}
