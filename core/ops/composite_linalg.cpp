@@ -145,7 +145,7 @@ Tensor kron(const Tensor& a, const Tensor& b) {
               " dims in between; at most ", kMaxDims, " are supported");
   // a -> [a0, 1, a1, 1, ...] and b -> [1, b0, 1, b1, ...]: their product is [a0, b0, a1, b1, ...],
   // and merging each pair gives the block matrix.
-  Shape sa, sb, spread_a, spread_b, out;
+  Shape spread_a, spread_b, out;
   for (int64_t i = 0; i < n; ++i) {
     int64_t ai = i < n - a.dim() ? 1 : a.size(i - (n - a.dim()));
     int64_t bi = i < n - b.dim() ? 1 : b.size(i - (n - b.dim()));
