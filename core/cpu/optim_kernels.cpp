@@ -17,7 +17,7 @@ double adam_step_count(const char* op, const Tensor& step) {
   check_value(step.device().type == kCPU && step.dtype() == kFloat64 && step.numel() == 1, op, what,
               "; got ", dtype_name(step.dtype()), " of shape ", step.shape(), " on ",
               step.device().str());
-  const double count = *static_cast<const double*>(step.data_ptr());
+  const double count = step.item<double>();
   check_value(count >= 1 && count == std::floor(count) && count < 9.007199254740992e15, op,
               "step must be a whole number >= 1 (it counts this update); got ", count);
   return count;

@@ -41,12 +41,13 @@ std::unique_ptr<optim::Optimizer> make_optimizer(Optimizer kind, std::vector<Ten
       return std::make_unique<optim::SGD>(params, optim::SGDOptions{0.05, 0.9});
     case Optimizer::kAdam:
       return std::make_unique<optim::Adam>(params, optim::AdamOptions{1e-2});
-    case Optimizer::kAdamW:
-      break;
+    case Optimizer::kAdamW: {
+      optim::AdamOptions options{1e-2};
+      options.weight_decay = 0.1;
+      return std::make_unique<optim::AdamW>(params, options);
+    }
   }
-  optim::AdamOptions options{1e-2};
-  options.weight_decay = 0.1;
-  return std::make_unique<optim::AdamW>(params, options);
+  return nullptr;
 }
 
 // Runs `steps` optimizer steps on fixed batches, eagerly or compiled; returns the parameters

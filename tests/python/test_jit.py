@@ -252,7 +252,7 @@ def test_compiled_training_steps_equal_eager(make, shape):
                          ids=["mlp", "cnn"])
 def test_compiled_adam_steps_equal_eager(make, shape, optimizer):
     """Adam's bias corrections change every step: the replay reads the step count that the
-    traced add_ increments, so the three replayed steps match eager's, and so does the count."""
+    traced add_ increments, so the three replayed steps match eager's."""
     steps = 5
     eager_params, eager_losses = _train(make, False, steps, shape, optimizer)
     jit_params, jit_losses = _train(make, True, steps, shape, optimizer)
