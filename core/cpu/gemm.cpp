@@ -231,9 +231,13 @@ float* scratch(Scratch which, size_t floats) {
 // unevenly (five 12-row panels over two threads: 3 and 2) and B, the large operand, is packed
 // half by each core and then read whole by both, every other panel from the other core's cache.
 // Then each thread takes a share of the columns instead, packs its own B panels and all of the
-// (small) A, and no thread waits for another.
-bool split_columns_for(int64_t row_panels, int64_t col_panels, int threads) {
-  return row_panels < 4 * threads && col_panels >= 4 * threads;
+// (small) A, and no thread waits for another. The same pays whenever A is no larger than B: a
+// thread then packs m x k floats of A more than its share but skips the barrier after every
+// packed block of B and reads none of B from the other core's cache. MNIST's MLP layer, 64 x 784
+// times 784 x 256, 2 threads: 0.204 -> 0.148 ms; 256 x 1024 x 1024: 122-151 -> 171 GFLOP/s.
+// With m well above n, sharing still wins (2048 x 256 x 512: 156-178 against 139-158).
+bool split_columns_for(int64_t m, int64_t n, int64_t row_panels, int64_t col_panels, int threads) {
+  return col_panels >= 4 * threads && (row_panels < 4 * threads || m <= n);
 }
 
 // The blocked loops for a tile of R rows; threads = 1 runs in the calling thread.
@@ -250,7 +254,8 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, float alpha, const TA* a, Mat
   const int64_t row_panels = (m + R - 1) / R;
   const int64_t padded_m = row_panels * R;
   const int64_t col_panels = (n + NR - 1) / NR;
-  const bool split_columns = threads > 1 && split_columns_for(row_panels, col_panels, threads);
+  const bool split_columns =
+      threads > 1 && split_columns_for(m, n, row_panels, col_panels, threads);
   // Blocks of B at most nc_step wide, so that a thread's block fits its part of the buffer
   // however many threads the team really has.
   const int64_t thread_columns = (col_panels + threads - 1) / threads * NR;  // a thread's share
