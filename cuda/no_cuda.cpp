@@ -7,6 +7,7 @@
 #include "core/dispatch.h"
 #include "cuda/api.h"
 #include "cuda/build_info.h"
+#include "jit/fused_cuda.h"
 
 namespace wick {
 
@@ -127,3 +128,17 @@ bool cudnn_enabled() { return g_cudnn_enabled; }
 }  // namespace cuda
 
 }  // namespace wick
+
+namespace wick::jit {
+
+bool cuda_fusion_available() { return false; }
+std::string nvrtc_compile(const std::string&, const std::string&) { no_cuda("nvrtc_compile"); }
+struct FusedCudaKernel::Impl {
+  std::string source;
+};
+FusedCudaKernel::FusedCudaKernel(const Node&, const Graph&) { no_cuda("FusedCudaKernel"); }
+FusedCudaKernel::~FusedCudaKernel() = default;
+void FusedCudaKernel::run(Tensor* const*) const { no_cuda("FusedCudaKernel::run"); }
+const std::string& FusedCudaKernel::source() const { return impl_->source; }
+
+}  // namespace wick::jit

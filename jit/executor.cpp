@@ -10,6 +10,7 @@
 #include "core/generator.h"
 #include "core/tensor_impl.h"
 #include "jit/fused_cpu.h"
+#include "jit/fused_cuda.h"
 
 namespace wick::jit {
 
@@ -82,6 +83,9 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
         size_t fresh = step.allocate.size();
         step.versions.push_back({node.outputs[fresh + next_version++], node.params[k]});
       }
+    }
+    if (node.kind == NodeKind::Fused && node.device.type == kCUDA) {
+      step.fused_cuda = std::make_shared<const FusedCudaKernel>(node, g);  // NVRTC, once
     }
     if (node.kind != NodeKind::View) ++kernels_per_run_;
     if (options_.prepack_weights) prepack(step, updated);
@@ -184,7 +188,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
     args.clear();
     for (int slot : step.slots)
       args.push_back(slot < 0 ? &none_ : &env_[static_cast<size_t>(slot)]);
-    if (node.kind == NodeKind::Fused) {
+    if (step.fused_cuda) {
+      step.fused_cuda->run(args.data());
+    } else if (node.kind == NodeKind::Fused) {
       run_fused(node, args.data());
     } else if (is_random_op(node.op)) {
       // Fresh counters for this draw (Note [random ops in a graph] in graph.h).

@@ -13,6 +13,8 @@
 
 namespace wick::jit {
 
+class FusedCudaKernel;  // jit/fused_cuda.h
+
 struct ExecutorOptions {
   bool plan_memory = true;  // intermediates in one arena (jit/passes/memory_plan.h)
   // float32 CPU convolutions whose weight is a constant get it packed for the GEMM once, here,
@@ -56,6 +58,7 @@ class Executor {
     std::vector<int> allocate;        // fresh outputs to allocate before the kernel runs
     std::vector<std::pair<int, int>> versions;  // (new version, the value it updates)
     std::shared_ptr<const cpu::PackedConvWeight> packed_weight;  // conv2d with a constant weight
+    std::shared_ptr<const FusedCudaKernel> fused_cuda;  // a fused node on a GPU, compiled here
   };
   // `updated`: by value id, whether the graph writes its storage in place.
   void prepack(Step& step, const std::vector<bool>& updated);

@@ -6,14 +6,18 @@
 //
 // Everything here must compile for the host and, under nvcc, for the device: math goes through
 // the wick::math overloads below, which call the CUDA math library in device code and <cmath> on
-// the host.
+// the host. NVRTC compiles this file too, into the kernels of fused chains (Note [fused chains
+// compiled at run time] in jit/fused_cuda.h); it has no standard library, so there the source
+// that includes it defines WICK_HOST_DEVICE and UnaryAttrs first, and the traits below are ours.
 #pragma once
 
+#ifndef __CUDACC_RTC__
 #include <cmath>
 #include <type_traits>
 
 #include "core/half.h"
 #include "core/kernels.h"
+#endif
 
 namespace wick {
 
@@ -70,9 +74,36 @@ WICK_HOST_DEVICE inline double pow(double x, double y) {
 #endif
 }
 
+#ifdef __CUDACC_RTC__
+// The generated kernels instantiate the functors for float only; these cover the arithmetic types.
+template <class C>
+constexpr bool is_floating = false;
+template <>
+constexpr bool is_floating<float> = true;
+template <>
+constexpr bool is_floating<double> = true;
+template <class C>
+constexpr bool is_integral = !is_floating<C>;
+template <class C>
+constexpr bool is_bool = false;
+template <>
+constexpr bool is_bool<bool> = true;
+template <class C>
+constexpr bool is_unsigned_or_bool = is_bool<C> || C(-1) > C(0);
+#else
+template <class C>
+constexpr bool is_floating = std::is_floating_point_v<C>;
+template <class C>
+constexpr bool is_integral = std::is_integral_v<C>;
+template <class C>
+constexpr bool is_bool = std::is_same_v<C, bool>;
+template <class C>
+constexpr bool is_unsigned_or_bool = std::is_unsigned_v<C> || std::is_same_v<C, bool>;
+#endif
+
 template <class C>
 WICK_HOST_DEVICE inline bool isnan(C x) {
-  if constexpr (std::is_floating_point_v<C>) {
+  if constexpr (is_floating<C>) {
     return x != x;
   } else {
     return false;
@@ -81,15 +112,12 @@ WICK_HOST_DEVICE inline bool isnan(C x) {
 
 template <class C>
 WICK_HOST_DEVICE inline bool isinf(C x) {
-  if constexpr (std::is_floating_point_v<C>) {
+  if constexpr (is_floating<C>) {
     return x - x != x - x && x == x;  // inf - inf is NaN; a NaN is not infinite
   } else {
     return false;
   }
 }
-
-template <class C>
-constexpr bool is_unsigned_or_bool = std::is_unsigned_v<C> || std::is_same_v<C, bool>;
 
 }  // namespace math
 
@@ -152,7 +180,7 @@ WICK_UNARY_FN(hardsigmoid, x <= C(-3) ? C(0) : (x >= C(3) ? C(1) : C(x / C(6) + 
   struct name##_fn {                                              \
     template <class C>                                            \
     WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs&) const { \
-      if constexpr (std::is_integral_v<C>) {                      \
+      if constexpr (math::is_integral<C>) {                       \
         return x;                                                 \
       } else {                                                    \
         return math::fn(x);                                       \
@@ -225,7 +253,7 @@ struct clamp_fn {  // min(max(x, lo), hi) as in PyTorch (hi wins if lo > hi); Na
 struct pow_scalar_fn {
   template <class C>
   WICK_HOST_DEVICE C operator()(C x, const UnaryAttrs& attrs) const {
-    if constexpr (std::is_same_v<C, bool>) {
+    if constexpr (math::is_bool<C>) {
       return attrs.exponent == 0.0 || x;
     } else {
       if (attrs.exponent == 2.0) return x * x;  // the common case, exact for integers too
@@ -275,7 +303,7 @@ WICK_BINARY_FN(tanh_backward, C, a*(C(1) - b * b))    // 1 - y^2
 struct mul_fn {
   template <class C>
   WICK_HOST_DEVICE C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) {
+    if constexpr (math::is_bool<C>) {
       return a && b;  // PyTorch: bool * bool is logical and
     } else {
       return a * b;
@@ -286,9 +314,9 @@ struct mul_fn {
 struct fmod_fn {  // the remainder of truncated division: it has the dividend's sign
   template <class C>
   WICK_HOST_DEVICE C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) {
+    if constexpr (math::is_bool<C>) {
       return a && !b;  // never reached: the front function refuses bool
-    } else if constexpr (std::is_integral_v<C>) {
+    } else if constexpr (math::is_integral<C>) {
       return a % b;
     } else {
       return math::fmod(a, b);

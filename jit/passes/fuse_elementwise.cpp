@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "jit/fused_cpu.h"
+#include "jit/fused_cuda.h"
 #include "jit/passes/passes.h"
 
 namespace wick::jit {
@@ -9,11 +10,14 @@ namespace wick::jit {
 // A node joins the chain of the node producing one of its inputs when that input is used only
 // there, is not a graph output, and has the node's shape; the chain then runs as one fused loop
 // (Note [fused elementwise loop] in jit/fused_cpu.h) at the place of its last member, and the
-// values between its members never reach memory. Only float32 CPU ops that write one fresh,
+// values between its members never reach memory. Only float32 ops that write one fresh,
 // contiguous output join, and no input may live on a storage that some node updates in place
-// (the chain runs later than its first members did).
+// (the chain runs later than its first members did). On a GPU a chain becomes a kernel that
+// NVRTC compiles (Note [fused chains compiled at run time] in jit/fused_cuda.h); a build
+// without CUDA has no GPU nodes to fuse.
 bool fusible_node(const Graph& g, const Node& n, const std::vector<bool>& updated) {
-  if (n.kind != NodeKind::Kernel || !fusible_op(n.op) || n.device.type != kCPU) return false;
+  const bool device = n.device.type == kCPU || (n.device.type == kCUDA && cuda_fusion_available());
+  if (n.kind != NodeKind::Kernel || !fusible_op(n.op) || !device) return false;
   for (size_t k = 0; k < n.params.size(); ++k) {
     if (n.params[k] < 0 || n.roles[k] == Role::Update) return false;
     const Value& v = g.value(n.params[k]);

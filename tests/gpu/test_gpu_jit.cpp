@@ -1,0 +1,108 @@
+// Static graphs on the GPU: fused elementwise chains run as kernels NVRTC compiled (Note [fused
+// chains compiled at run time] in jit/fused_cuda.h), against the unfused CUDA kernels and the
+// CPU; and a compiled training step on the GPU against eager.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "jit/compile.h"
+#include "jit/executor.h"
+#include "jit/fused_cuda.h"
+#include "jit/passes/passes.h"
+#include "nn/containers.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "nn/optim.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "wick.h"
+
+using namespace wick;
+using wick::gpu_testing::gpu;
+using wick::gpu_testing::GpuTest;
+
+namespace {
+
+int fused_nodes(const jit::Graph& g) {
+  int n = 0;
+  for (const jit::Node& node : g.nodes) n += node.kind == jit::NodeKind::Fused;
+  return n;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, double rtol, const char* what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  std::vector<float> g = got.cpu().contiguous().to_vector<float>();
+  std::vector<float> w = want.cpu().contiguous().to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_NEAR(g[i], w[i], 1e-7 + rtol * std::fabs(w[i])) << what << " element " << i;
+  }
+}
+
+}  // namespace
+
+TEST_F(GpuTest, FusedChainsRunAsGeneratedKernels) {
+  ASSERT_TRUE(jit::cuda_fusion_available());
+  manual_seed(3);
+  // A contiguous input, a broadcast bias row, a scalar, a transposed input; more elements than
+  // one grid covers, so the grid-stride loop runs more than once.
+  Tensor bias = randn({96}).to(gpu());
+  Tensor scale = randn({1}).to(gpu());
+  Tensor other = randn({96, 5000}).to(gpu());
+  auto f = [&](const std::vector<Tensor>& xs) {
+    Tensor y = ((xs[0] + bias).relu() * scale).sigmoid();
+    return std::vector<Tensor>{(y - other.t()).tanh().neg()};
+  };
+  Tensor x = randn({5000, 96}).to(gpu());
+  auto g = jit::trace(f, {x}, {{"bias", bias}, {"scale", scale}, {"other", other}});
+  const int64_t kernels = g->num_kernels();
+  EXPECT_EQ(jit::fuse_elementwise(*g), 1);
+  std::cout << *g;
+  EXPECT_EQ(fused_nodes(*g), 1);
+  EXPECT_LT(g->num_kernels(), kernels);
+  jit::Executor run(g, {{"bias", bias}, {"scale", scale}, {"other", other}});
+  Tensor got = run.run({x})[0];
+  EXPECT_TRUE(got.device().is_cuda());
+  Tensor eager = f({x})[0];
+  // The same functors, each step rounded to float: what the unfused kernels compute, up to the
+  // CUDA math library's last bit.
+  expect_close(got, eager, 2e-6, "fused against unfused on the GPU");
+  Tensor cpu = ((x.cpu() + bias.cpu()).relu() * scale.cpu()).sigmoid();
+  expect_close(got, (cpu - other.cpu().t()).tanh().neg(), 1e-5, "fused on the GPU against the CPU");
+  Tensor x2 = randn({5000, 96}).to(gpu());  // a replay reads its new input
+  expect_close(run.run({x2})[0], f({x2})[0], 2e-6, "second run");
+}
+
+TEST_F(GpuTest, CompiledTrainingStepEqualsEagerOnTheGpu) {
+  auto train = [](bool compiled) {
+    manual_seed(5);
+    auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+        std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(784, 64),
+        std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(64, 10)});
+    model->to(gpu());
+    optim::SGD opt(model->parameters(), optim::SGDOptions{0.05, 0.9});
+    auto step = [&](const std::vector<Tensor>& xs) {
+      opt.zero_grad();
+      Tensor loss = nn::F::cross_entropy((*model)(xs[0]), xs[1]);
+      loss.backward();
+      opt.step();
+      return std::vector<Tensor>{loss};
+    };
+    jit::CompileOptions options;
+    options.warmup = 1;
+    jit::CompiledFunction f(step, nullptr, options);
+    for (int i = 0; i < 5; ++i) {
+      manual_seed(100 + i);
+      Tensor x = randn({32, 1, 28, 28}).to(gpu()), y = randint(0, 10, {32}).to(gpu());
+      compiled ? f({x, y}) : step({x, y});
+    }
+    if (compiled) std::cout << f.log();
+    std::vector<Tensor> params;
+    for (const Tensor& p : model->parameters()) params.push_back(p.detach().cpu());
+    return params;
+  };
+  std::vector<Tensor> eager = train(false), compiled = train(true);
+  ASSERT_EQ(eager.size(), compiled.size());
+  for (size_t k = 0; k < eager.size(); ++k) {
+    expect_close(compiled[k], eager[k], 1e-5, "parameter after 5 steps");
+  }
+}
