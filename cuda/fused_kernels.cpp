@@ -100,12 +100,9 @@ FusedCudaKernel::FusedCudaKernel(const Node& node, const Graph& graph)
   check_state(node.kind == NodeKind::Fused && node.device.type == kCUDA && !node.params.empty(),
               "jit.FusedCudaKernel", "needs a fused node on a CUDA device; got ", node.name());
   const Value& out = graph.value(node.params.back());
-  for (size_t k = 0; k + 1 < node.params.size(); ++k) {
-    const Value& v = graph.value(node.params[k]);
-    impl_->access.push_back(operand_access(v.shape, v.strides, out.shape));
-  }
   check_state(out.shape.size() <= kFusedLayoutDims, "jit.FusedCudaKernel", "outputs of up to ",
               kFusedLayoutDims, " dimensions; got ", out.shape.size());
+  impl_->access = fused_operand_access(node, graph);
   impl_->source = fused_cuda_source(node.steps, impl_->access);
   const int device = node.device.index;
   int major = 0, minor = 0;

@@ -44,6 +44,12 @@ std::string fused_cuda_source(const std::vector<FusedStep>& steps,
 // How input `input` of a fused node with output `out` is read (the rules above).
 OperandAccess operand_access(const Shape& input, const Strides& input_strides, const Shape& out);
 
+// The access of each input of the fused node `node` of `graph`, and the source of its kernel: on
+// any device, so that a CPU-only machine can show what a GPU would compile (Graph.cuda_sources()
+// in Python).
+std::vector<OperandAccess> fused_operand_access(const Node& node, const Graph& graph);
+std::string fused_cuda_source(const Node& node, const Graph& graph);
+
 // Whether this build can compile and run fused CUDA kernels (a CUDA build: NVRTC is part of it).
 bool cuda_fusion_available();
 

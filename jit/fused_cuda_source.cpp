@@ -75,6 +75,22 @@ OperandAccess operand_access(const Shape& input, const Strides& input_strides, c
   return OperandAccess::Strided;
 }
 
+std::vector<OperandAccess> fused_operand_access(const Node& node, const Graph& graph) {
+  check_state(node.kind == NodeKind::Fused && !node.params.empty(), "jit.fused_cuda_source",
+              "needs a fused node; got ", node.name());
+  const Value& out = graph.value(node.params.back());
+  std::vector<OperandAccess> access;
+  for (size_t k = 0; k + 1 < node.params.size(); ++k) {
+    const Value& v = graph.value(node.params[k]);
+    access.push_back(operand_access(v.shape, v.strides, out.shape));
+  }
+  return access;
+}
+
+std::string fused_cuda_source(const Node& node, const Graph& graph) {
+  return fused_cuda_source(node.steps, fused_operand_access(node, graph));
+}
+
 std::string fused_cuda_source(const std::vector<FusedStep>& steps,
                               const std::vector<OperandAccess>& access) {
   check_state(!steps.empty(), "jit.fused_cuda_source", "a fused chain needs at least one step");

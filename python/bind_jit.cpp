@@ -7,6 +7,7 @@
 #include "core/allocator.h"
 #include "jit/compile.h"
 #include "jit/executor.h"
+#include "jit/fused_cuda.h"
 #include "jit/passes/passes.h"
 #include "python/bind_common.h"
 
@@ -123,6 +124,16 @@ void init_jit(py::module_& root) {
       .def("__str__", &Graph::str)
       .def("dot", &Graph::dot, py::arg("title") = "graph")
       .def("copy", [](const Graph& g) { return std::make_shared<Graph>(g); })
+      // The CUDA C++ NVRTC compiles for each fused node on a GPU, whatever the graph's device
+      // (Note [fused chains compiled at run time]).
+      .def("cuda_sources",
+           [](const Graph& g) {
+             std::vector<std::string> out;
+             for (const jit::Node& n : g.nodes) {
+               if (n.kind == jit::NodeKind::Fused) out.push_back(jit::fused_cuda_source(n, g));
+             }
+             return out;
+           })
       .def("check", &Graph::check)
       .def_property_readonly("num_kernels", &Graph::num_kernels)
       .def_property_readonly("inputs", [](const Graph& g) { return g.inputs; })
@@ -198,6 +209,13 @@ void init_jit(py::module_& root) {
       },
       py::arg("fn"), py::arg("example_inputs"), py::arg("params"));
   m.def("eliminate_dead_code", &jit::eliminate_dead_code, py::arg("graph"));
+  m.def("cuda_fusion_available", &jit::cuda_fusion_available);
+  m.def(
+      "nvrtc_compile",
+      [](const std::string& source, const std::string& arch) {
+        return py::bytes(jit::nvrtc_compile(source, arch));
+      },
+      py::arg("source"), py::arg("arch") = "compute_90");
   m.def("functionalize", &jit::functionalize, py::arg("graph"));
   m.def("eliminate_common_subexpressions", &jit::eliminate_common_subexpressions, py::arg("graph"));
   m.def("freeze_parameters", &jit::freeze_parameters, py::arg("graph"), py::arg("params"));

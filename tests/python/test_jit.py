@@ -344,3 +344,24 @@ def test_outputs_of_earlier_calls_survive_later_ones():
         compiled(x2)
     assert_equal(first, kept, rtol=0)
     assert compiled.memory_plan["arena_bytes"] > 0
+
+
+def test_graph_shows_the_cuda_kernel_of_each_fused_chain():
+    """A CPU graph's fused chain as the CUDA C++ a GPU would compile for it (Note [fused chains
+    compiled at run time]); in a CUDA build NVRTC translates it to PTX here, without a GPU."""
+    def f(x, b):
+        return ((x + b).relu() * 0.5).exp()
+
+    compiled = wick.compile(f)
+    x, b = wick.randn(4, 3), wick.randn(3)
+    assert wick.allclose(compiled(x, b), f(x, b))
+    (source,) = compiled.graph.cuda_sources()
+    assert "in1[wick_fused_offset(i, l1)]" in source  # b is broadcast over the rows
+    for op in ("add", "relu", "mul", "exp"):
+        assert f"wick::scalar::{op}_fn()" in source
+    if not wick._C._jit.cuda_fusion_available():
+        pytest.skip("a build without CUDA has no NVRTC")
+    ptx = wick._C._jit.nvrtc_compile(source, "compute_90")
+    assert b".entry wick_fused" in ptx
+    with pytest.raises(RuntimeError, match="did not compile for compute_90"):
+        wick._C._jit.nvrtc_compile(source.replace("exp_fn", "no_such_fn"), "compute_90")
