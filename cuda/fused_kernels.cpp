@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "cuda/runtime.h"
+#include "jit/fused_cpu.h"
 #include "jit/fused_cuda.h"
 
 namespace wick::jit {
@@ -20,8 +21,8 @@ namespace {
 // jit/fused_cuda_source.cpp's wick_fused_layout, field for field.
 struct FusedLayout {
   int64_t dims;
-  int64_t sizes[kFusedLayoutDims];
-  int64_t strides[kFusedLayoutDims];
+  int64_t sizes[kMaxDims];
+  int64_t strides[kMaxDims];
 };
 
 void check_nvrtc(nvrtcResult result, const char* call) {
@@ -97,11 +98,8 @@ struct FusedCudaKernel::Impl {
 
 FusedCudaKernel::FusedCudaKernel(const Node& node, const Graph& graph)
     : impl_(std::make_unique<Impl>()) {
-  check_state(node.kind == NodeKind::Fused && node.device.type == kCUDA && !node.params.empty(),
-              "jit.FusedCudaKernel", "needs a fused node on a CUDA device; got ", node.name());
-  const Value& out = graph.value(node.params.back());
-  check_state(out.shape.size() <= kFusedLayoutDims, "jit.FusedCudaKernel", "outputs of up to ",
-              kFusedLayoutDims, " dimensions; got ", out.shape.size());
+  check_state(node.device.type == kCUDA, "jit.FusedCudaKernel",
+              "needs a node on a CUDA device; got ", node.device.str());
   impl_->access = fused_operand_access(node, graph);
   impl_->source = fused_cuda_source(node.steps, impl_->access);
   const int device = node.device.index;
@@ -137,14 +135,12 @@ void FusedCudaKernel::run(Tensor* const* args) const {
     data[k] = t.data<float>();
     params.push_back(&data[k]);
     if (impl_->access[k] != OperandAccess::Strided) continue;
-    // The input's strides broadcast to the output's shape (missing leading dims: stride 0).
     FusedLayout& l = layouts[k];
     l.dims = out.dim();
-    const int64_t lead = out.dim() - t.dim();
+    const Strides strides = broadcast_strides(t, out.shape());
     for (int64_t d = 0; d < out.dim(); ++d) {
       l.sizes[d] = out.size(d);
-      const int64_t own = d - lead;
-      l.strides[d] = own < 0 || t.size(own) == 1 ? 0 : t.strides()[own];
+      l.strides[d] = strides[d];
     }
     params.push_back(&l);
   }

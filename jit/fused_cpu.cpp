@@ -82,6 +82,16 @@ bool fusible_op(OpKey op) {
   return false;
 }
 
+Strides broadcast_strides(const Tensor& input, const Shape& out) {
+  Strides strides;
+  strides.resize(out.size(), 0);
+  const int64_t lead = out.size() - input.dim();
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    strides[lead + d] = input.size(d) == 1 ? 0 : input.strides()[d];
+  }
+  return strides;
+}
+
 FusedLoop::FusedLoop(const std::vector<FusedStep>& steps, const std::vector<const Tensor*>& inputs,
                      Tensor& out)
     : steps_(steps), out_(out.data<float>()), numel_(out.numel()) {
@@ -94,13 +104,8 @@ FusedLoop::FusedLoop(const std::vector<FusedStep>& steps, const std::vector<cons
     const Tensor& t = *inputs[k];
     check_state(t.dtype() == kFloat32, "jit.run_fused", "input ", k, " is ", dtype_name(t.dtype()),
                 ", not float32");
-    Operand o{t.data<float>(), false, t.numel() == 1, out.shape(), Strides()};
-    // Broadcast the input's strides to the output's shape (missing leading dims: stride 0).
-    o.strides.resize(out.dim(), 0);
-    int64_t lead = out.dim() - t.dim();
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      o.strides[lead + d] = t.size(d) == 1 ? 0 : t.strides()[d];
-    }
+    Operand o{t.data<float>(), false, t.numel() == 1, out.shape(),
+              broadcast_strides(t, out.shape())};
     o.contiguous = t.numel() == numel_ && t.is_contiguous() && t.shape() == out.shape();
     operands_.push_back(o);
   }

@@ -53,6 +53,9 @@ class FusedLoop {
   int64_t numel_;
 };
 
+// The input's strides broadcast to `out`'s shape: 0 for a missing leading dim or a size-1 one.
+Strides broadcast_strides(const Tensor& input, const Shape& out);
+
 // Runs `node` (NodeKind::Fused): args[0..n-2] are its inputs, args[n-1] its (contiguous float32)
 // output, n = node.params.size().
 void run_fused(const Node& node, Tensor* const* args);

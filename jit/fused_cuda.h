@@ -32,9 +32,6 @@ namespace wick::jit {
 
 enum class OperandAccess : uint8_t { Contiguous, Scalar, Strided };
 
-// Dimensions a strided operand's layout may have (a graph value has at most kMaxDims).
-constexpr int kFusedLayoutDims = 8;
-
 // The CUDA C++ source of the kernel `wick_fused(float* out, long long n, <per input: const float*
 // data, FusedLayout layout>)` for `steps` over inputs read as `access` says. Throws
 // std::runtime_error for a step that is not fusible (fusible_op) or names a missing operand.

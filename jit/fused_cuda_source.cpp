@@ -28,6 +28,8 @@ struct UnaryAttrs {
 }  // namespace wick
 )";
 
+// The layout struct's arrays have kMaxDims entries (spelled out: this is the generated text).
+static_assert(kMaxDims == 8, "wick_fused_layout below holds 8 dimensions");
 constexpr const char* kLayout = R"(
 struct wick_fused_layout {  // jit::FusedLayout
   long long dims;
