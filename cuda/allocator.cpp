@@ -265,6 +265,12 @@ memory::AllocatorPolicy& device_policy(int device) {
   return cuda_allocator().on(device).policy();
 }
 
+memory::DeviceAllocator& device_allocator(int device) {
+  device = resolve(device);
+  check_index(device < cuda_allocator().num_devices(), "cuda", "no device ", device);
+  return cuda_allocator().on(device);
+}
+
 DeviceBuffer::DeviceBuffer(size_t nbytes) : nbytes_(nbytes) {
   data_ = get_allocator(kCUDA)->allocate(nbytes);
 }

@@ -8,6 +8,7 @@
 
 #include "core/allocator.h"
 #include "core/memory/caching_allocator.h"
+#include "core/memory/device_allocator.h"
 
 namespace wick::cuda {
 
@@ -18,6 +19,8 @@ Allocator* cuda_backend_allocator();
 
 // The allocator policy of `device` (created on first use; WICK_ALLOC_CONF picks the policy).
 memory::AllocatorPolicy& device_policy(int device);
+// Core's Allocator for `device`, over that policy (its graph pools: Note [graph pool]).
+memory::DeviceAllocator& device_allocator(int device);
 
 // Scratch device memory (a cuDNN workspace, reduction partials) from the caching allocator,
 // freed when it goes out of scope. Freeing right after queuing the kernel that uses it is safe:

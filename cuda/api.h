@@ -120,6 +120,38 @@ class Event {
   std::shared_ptr<Impl> impl_;
 };
 
+// ---- graphs ------------------------------------------------------------------------------------
+
+// A CUDA Graph (PyTorch's torch.cuda.CUDAGraph). Between capture_begin() and capture_end() the
+// work queued on the current stream is recorded, not run; replay() then launches all of it with
+// one call, with the pointers it had when captured. What ops allocate during the capture comes
+// from a pool that stays the graph's until the graph is reset or destroyed (Note [graph pool] in
+// core/memory/graph_pool.h). To give a replay new data, copy it into the tensors the captured
+// work read. Capture on a stream made by Stream::create(): the default stream cannot be captured.
+class CUDAGraph {
+ public:
+  CUDAGraph();
+  ~CUDAGraph();  // waits for the device, then frees the graph and its pool
+  CUDAGraph(const CUDAGraph&) = delete;
+  CUDAGraph& operator=(const CUDAGraph&) = delete;
+
+  // Throws std::runtime_error on the default stream or when this graph is captured already.
+  void capture_begin();
+  // Throws std::runtime_error when the capture failed (an op synchronised with the host, or used
+  // another stream without joining it back); the graph is then empty and may capture again.
+  void capture_end();
+  void replay();  // on the current stream
+  void reset();   // back to empty, its memory freed
+  bool captured() const;
+  int64_t num_nodes() const;   // kernels, copies and memsets in the graph
+  int64_t pool_bytes() const;  // what its pool holds (requested sizes)
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 // ---- memory ------------------------------------------------------------------------------------
 
 // The caching allocator's statistics for `device` (PyTorch's names; see core/memory/alloc_stats.h).

@@ -78,6 +78,17 @@ void set_current_stream(const Stream&) { no_cuda("set_current_stream"); }
 StreamGuard::StreamGuard(const Stream&) { no_cuda("StreamGuard"); }
 StreamGuard::~StreamGuard() = default;
 
+struct CUDAGraph::Impl {};
+CUDAGraph::CUDAGraph() = default;
+CUDAGraph::~CUDAGraph() = default;
+void CUDAGraph::capture_begin() { no_cuda("CUDAGraph.capture_begin"); }
+void CUDAGraph::capture_end() { no_cuda("CUDAGraph.capture_end"); }
+void CUDAGraph::replay() { no_cuda("CUDAGraph.replay"); }
+void CUDAGraph::reset() {}
+bool CUDAGraph::captured() const { return false; }
+int64_t CUDAGraph::num_nodes() const { return 0; }
+int64_t CUDAGraph::pool_bytes() const { return 0; }
+
 struct Event::Impl {};
 Event::Event(bool) { no_cuda("Event"); }
 void Event::record(const Stream&) { no_cuda("Event::record"); }

@@ -74,6 +74,7 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   exec.plan_memory = options_.plan_memory;
   exec.prepack_weights = options_.freeze && options_.prepack_weights;
   exec.winograd = options_.winograd;
+  exec.cuda_graph = options_.cuda_graph;
   last_ = cache_.emplace(key, std::make_unique<Executor>(g, params, exec)).first->second.get();
   ++traces_;
   // The traced run was a real call (a training step took its step): its results are this call's.

@@ -35,6 +35,8 @@ struct CompileOptions {
   // Winograd's algorithm where it fits (Note [weights packed ahead of time]).
   bool prepack_weights = true;
   bool winograd = true;
+  // On a GPU: the replay captured as one CUDA Graph (Note [a replay as one CUDA Graph]).
+  bool cuda_graph = true;
   // Calls per input signature that run eagerly before it is traced: a training step whose first
   // call differs from the rest (SGD's momentum buffer starts on step one, Adam's state is created)
   // is traced on a later one.

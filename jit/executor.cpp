@@ -1,5 +1,6 @@
 #include "jit/executor.h"
 
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "core/generator.h"
 #include "core/tensor_impl.h"
+#include "cuda/api.h"
 #include "jit/fused_cpu.h"
 #include "jit/fused_cuda.h"
 
@@ -21,6 +23,25 @@ namespace wick::jit {
 // kernel up once (thunk->find) and turns every node into a Step of environment slots, so run()
 // is a loop of direct kernel calls over a vector of tensors. Views are rebuilt on each run (their
 // source may be a new input), which costs a TensorImpl and no bytes.
+
+// Note [a replay as one CUDA Graph]
+// On a GPU the replay loop still costs a launch per kernel from the host: a few microseconds
+// each, which for a small model is most of a step. So a graph that runs wholly on one GPU is
+// recorded once as a CUDA Graph (cuda::CUDAGraph, Note [capturing a graph] in cuda/graph.cpp)
+// and from then on each run is one cudaGraphLaunch, as torch.compile(mode="reduce-overhead")
+// does:
+//   - run 1 replays op by op: a warm-up that creates cuBLAS handles, picks cuDNN algorithms and
+//     fills the caching allocator, none of which can happen inside a capture;
+//   - run 2 copies its inputs into static input buffers, replays under capture on a side stream
+//     (intermediates come from the memory plan's arena or the graph pool), then launches;
+//   - later runs copy the inputs in, launch, and copy each fresh output out, so that a result
+//     the caller keeps is not overwritten by the next run (PyTorch hands out the static output
+//     itself and documents that; the copy is one small kernel per output).
+// Parameters and optimizer state are bound by handle and updated in place, so a captured
+// training step trains. Not captured: graphs with random ops (the Philox offsets would be
+// frozen into the capture, and every dropout mask would repeat), graphs with any work on the
+// CPU, and graphs whose capture fails, which keep replaying op by op with the reason in
+// cuda_graph_status().
 
 namespace {
 Tensor tensor_on(std::shared_ptr<Storage> storage, const Value& v, int64_t offset) {
@@ -91,6 +112,36 @@ Executor::Executor(std::shared_ptr<const Graph> graph, const NamedTensors& param
     if (options_.prepack_weights) prepack(step, updated);
     steps_.push_back(std::move(step));
   }
+  std::string obstacle = cuda_graph_obstacle();
+  if (obstacle.empty()) {
+    graph_state_ = GraphState::WarmingUp;
+    cuda_graph_status_ = "waiting for the warm-up run";
+  } else {
+    cuda_graph_status_ = "not captured: " + obstacle;
+  }
+}
+
+Executor::~Executor() = default;
+
+std::string Executor::cuda_graph_obstacle() const {
+  if (!options_.cuda_graph) return "ExecutorOptions.cuda_graph is off";
+  const Graph& g = *graph_;
+  if (g.nodes.empty()) return "the graph has no nodes";
+  std::optional<Device> device;
+  for (const Node& node : g.nodes) {
+    if (node.kind == NodeKind::View) continue;
+    if (node.device.type != kCUDA) return node.name() + " runs on " + node.device.str();
+    if (device && *device != node.device) return "the graph spans two GPUs";
+    device = node.device;
+    if (node.kind == NodeKind::Kernel && is_random_op(node.op)) {
+      return node.name() + " draws random numbers, which a capture would repeat on every run";
+    }
+  }
+  if (!device) return "the graph has no kernels";
+  for (int id : g.inputs) {
+    if (g.value(id).device != *device) return "an input is on " + g.value(id).device.str();
+  }
+  return "";
 }
 
 using Conv2dArgs = detail::ObservedCall<Conv2dKernel>::Args;
@@ -174,6 +225,21 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
     bind_leaf(v, inputs[i], ("input " + std::to_string(i)).c_str());
   }
   NoGradGuard no_grad;
+  if (graph_state_ == GraphState::Captured) return launch_graph(inputs);
+  if (graph_state_ == GraphState::Ready) {
+    if (capture(inputs)) return launch_graph({});  // the inputs are in place already
+    for (size_t i = 0; i < inputs.size(); ++i) env_[static_cast<size_t>(g.inputs[i])] = inputs[i];
+  }
+  replay_steps();
+  std::vector<Tensor> out = collect_outputs();
+  release_intermediates();
+  if (graph_state_ == GraphState::WarmingUp) graph_state_ = GraphState::Ready;
+  ++runs_;
+  return out;
+}
+
+void Executor::replay_steps() {
+  const Graph& g = *graph_;
   std::vector<Tensor*> args;
   for (const Step& step : steps_) {
     const Node& node = *step.node;
@@ -209,15 +275,90 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       env_[static_cast<size_t>(version)] = env_[static_cast<size_t>(of)];
     }
   }
+}
+
+std::vector<Tensor> Executor::collect_outputs() const {
   std::vector<Tensor> out;
-  for (int o : g.outputs) out.push_back(env_[static_cast<size_t>(o)]);
-  // Intermediates are dropped now, not at the next run, so unplanned buffers go back to the
-  // allocator (planned ones stay in the arena).
-  for (const Value& v : g.values) {
+  for (int o : graph_->outputs) out.push_back(env_[static_cast<size_t>(o)]);
+  return out;
+}
+
+// Intermediates are dropped now, not at the next run, so unplanned buffers go back to the
+// allocator (planned ones stay in the arena).
+void Executor::release_intermediates() {
+  for (const Value& v : graph_->values) {
     if (v.kind == ValueKind::Internal || v.kind == ValueKind::Input) {
       env_[static_cast<size_t>(v.id)] = Tensor();
     }
   }
+}
+
+bool Executor::capture(const std::vector<Tensor>& inputs) {
+  const Graph& g = *graph_;
+  static_inputs_.clear();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = g.value(g.inputs[i]);
+    auto storage =
+        std::make_shared<Storage>(static_cast<size_t>(v.nbytes()), get_allocator(v.device.type));
+    Tensor fixed = tensor_on(std::move(storage), v, v.offset);
+    fixed.copy_(inputs[i]);
+    env_[static_cast<size_t>(v.id)] = fixed;
+    static_inputs_.push_back(fixed);
+  }
+  const int device = g.value(g.inputs.empty() ? g.outputs.at(0) : g.inputs[0]).device.index;
+  // One side stream per thread and device: the default stream cannot be captured, and two
+  // executors capturing at once on two threads must not share one.
+  thread_local std::map<int, cuda::Stream> side_streams;
+  auto it = side_streams.find(device);
+  if (it == side_streams.end())
+    it = side_streams.emplace(device, cuda::Stream::create(device)).first;
+  auto graph = std::make_unique<cuda::CUDAGraph>();
+  try {
+    cuda::DeviceGuard on_device(device);
+    cuda::StreamGuard on_side(it->second);
+    graph->capture_begin();
+    try {
+      replay_steps();
+    } catch (...) {
+      graph->reset();  // ends the capture
+      throw;
+    }
+    graph->capture_end();
+  } catch (const std::exception& e) {
+    release_intermediates();
+    static_inputs_.clear();
+    graph_state_ = GraphState::Off;
+    cuda_graph_status_ = std::string("capture failed (") + e.what() + "); replaying op by op";
+    return false;
+  }
+  static_outputs_ = collect_outputs();
+  output_is_fresh_.clear();
+  for (int o : g.outputs) {
+    ValueKind kind = g.value(g.value(o).base).kind;
+    output_is_fresh_.push_back(kind == ValueKind::Internal || kind == ValueKind::Input);
+  }
+  release_intermediates();
+  cuda_graph_ = std::move(graph);
+  graph_state_ = GraphState::Captured;
+  cuda_graph_status_ = "captured (" + std::to_string(cuda_graph_->num_nodes()) + " nodes, " +
+                       std::to_string(cuda_graph_->pool_bytes()) + " bytes in its pool)";
+  return true;
+}
+
+std::vector<Tensor> Executor::launch_graph(const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& fixed = static_inputs_[i];
+    if (inputs[i].storage() != fixed.storage() || inputs[i].offset() != fixed.offset()) {
+      static_inputs_[i].copy_(inputs[i]);
+    }
+  }
+  release_intermediates();  // run() bound the caller's inputs; the graph reads the static ones
+  cuda_graph_->replay();
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < static_outputs_.size(); ++k) {
+    out.push_back(output_is_fresh_[k] ? static_outputs_[k].clone() : static_outputs_[k]);
+  }
+  ++graph_launches_;
   ++runs_;
   return out;
 }

@@ -4,12 +4,17 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/cpu/conv_prepacked.h"
 #include "jit/graph.h"
 #include "jit/passes/memory_plan.h"
 #include "jit/trace.h"
+
+namespace wick::cuda {
+class CUDAGraph;  // cuda/api.h
+}
 
 namespace wick::jit {
 
@@ -23,6 +28,9 @@ struct ExecutorOptions {
   // still change between runs.
   bool prepack_weights = false;
   bool winograd = true;  // where it fits (Note [Winograd F(2x2, 3x3)] in core/cpu/winograd.h)
+  // A graph that runs wholly on one GPU is captured as a CUDA Graph on its second run and then
+  // launched with one call (Note [a replay as one CUDA Graph] in executor.cpp).
+  bool cuda_graph = true;
 };
 
 // One executor runs one call at a time: its environment and its arena are reused by every run
@@ -34,6 +42,7 @@ class Executor {
   // a parameter replaced by another tensor is not (compile again).
   Executor(std::shared_ptr<const Graph> graph, const NamedTensors& params,
            ExecutorOptions options = {});
+  ~Executor();
 
   // Runs the graph. Throws std::invalid_argument when the inputs do not match the traced ones
   // (count, shape, strides) and wick::TypeError when a dtype or device differs.
@@ -49,6 +58,11 @@ class Executor {
   int64_t winograd_convolutions() const { return winograd_; }
   int64_t direct_convolutions() const { return direct_; }
   int64_t runs() const { return runs_; }
+  // Runs that were one CUDA Graph launch, and what became of the capture: "captured (...)", why
+  // the graph is not captured, or "capture failed (...)", after which it replays op by op.
+  int64_t graph_launches() const { return graph_launches_; }
+  bool cuda_graph_captured() const { return graph_state_ == GraphState::Captured; }
+  const std::string& cuda_graph_status() const { return cuda_graph_status_; }
 
  private:
   struct Step {
@@ -70,6 +84,17 @@ class Executor {
   void run_with_epilogue(const Step& step, Tensor* const* args);
   Tensor allocate(const Value& v);
   void bind_leaf(const Value& v, const Tensor& t, const char* what);
+  void replay_steps();
+  std::vector<Tensor> collect_outputs() const;
+  void release_intermediates();
+  // Why this graph cannot be a CUDA Graph, or "" when it can.
+  std::string cuda_graph_obstacle() const;
+  // Captures the replay with `inputs` (bound already); false, with the reason in the status, if
+  // the capture failed.
+  bool capture(const std::vector<Tensor>& inputs);
+  std::vector<Tensor> launch_graph(const std::vector<Tensor>& inputs);
+
+  enum class GraphState { Off, WarmingUp, Ready, Captured };
 
   std::shared_ptr<const Graph> graph_;
   ExecutorOptions options_;
@@ -84,6 +109,13 @@ class Executor {
   int64_t winograd_ = 0;
   int64_t direct_ = 0;
   int64_t runs_ = 0;
+  GraphState graph_state_ = GraphState::Off;
+  std::string cuda_graph_status_;
+  std::unique_ptr<cuda::CUDAGraph> cuda_graph_;
+  std::vector<Tensor> static_inputs_;   // what the captured graph reads its inputs from
+  std::vector<Tensor> static_outputs_;  // and writes its outputs to
+  std::vector<bool> output_is_fresh_;   // by output: a new value each run (copied out), not a leaf
+  int64_t graph_launches_ = 0;
 };
 
 }  // namespace wick::jit

@@ -65,6 +65,8 @@ jit::CompileOptions options_from(const py::dict& d) {
       o.prepack_weights = value;
     else if (key == "winograd")
       o.winograd = value;
+    else if (key == "cuda_graph")
+      o.cuda_graph = value;
     else
       check_value(false, "wick.compile", "unknown option '", key, "'");
   }
@@ -242,6 +244,8 @@ void init_jit(py::module_& root) {
            py::arg("graph"), py::arg("params"), py::arg("plan_memory") = true)
       .def("run", &jit::Executor::run, py::arg("inputs"))
       .def_property_readonly("kernels_per_run", &jit::Executor::kernels_per_run)
+      .def_property_readonly("graph_launches", &jit::Executor::graph_launches)
+      .def_property_readonly("cuda_graph", &jit::Executor::cuda_graph_status)
       .def_property_readonly("memory_plan",
                              [](const jit::Executor& e) { return plan_dict(e.memory_plan()); });
 
@@ -269,6 +273,15 @@ void init_jit(py::module_& root) {
       .def_property_readonly(
           "memory_plan",
           [](jit::CompiledFunction& f) { return plan_dict(f.executor().memory_plan()); })
+      .def_property_readonly("cuda_graph",  // Note [a replay as one CUDA Graph]
+                             [](jit::CompiledFunction& f) {
+                               const jit::Executor& e = f.executor();
+                               py::dict d;
+                               d["status"] = e.cuda_graph_status();
+                               d["captured"] = e.cuda_graph_captured();
+                               d["launches"] = e.graph_launches();
+                               return d;
+                             })
       .def_property_readonly("convolutions", [](jit::CompiledFunction& f) {
         py::dict d;  // how the convolutions run (Note [weights packed ahead of time])
         const jit::Executor& e = f.executor();

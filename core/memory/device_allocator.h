@@ -18,7 +18,10 @@
 #include <mutex>
 #include <string>
 
+#include <vector>
+
 #include "core/allocator.h"
+#include "core/memory/graph_pool.h"
 #include "core/memory/policy.h"
 #include "core/memory/trace.h"
 
@@ -43,12 +46,26 @@ class DeviceAllocator final : public Allocator {
   void start_trace(const std::string& path);
   void stop_trace();
 
+  // A pool for a graph capture (Note [graph pool] in graph_pool.h): until end_graph_pool(), this
+  // thread's allocations come from it, and blocks it hands out stay its own when freed.
+  // Throws std::runtime_error if this thread is already capturing into a pool.
+  std::shared_ptr<GraphPool> begin_graph_pool();
+  void end_graph_pool(GraphPool& pool);
+
  private:
+  friend class GraphPool;
+  // The capturing pool of this thread, if any (caller holds pool_mutex_).
+  GraphPool* capturing_pool() const;
+  void release_pool(GraphPool* pool);
+
   MemoryBackend* const backend_;
   const std::unique_ptr<AllocatorPolicy> policy_;
   std::mutex trace_mutex_;
   std::shared_ptr<TraceRecorder> trace_;
   std::atomic<bool> tracing_{false};  // checked without the lock on every call
+  mutable std::mutex pool_mutex_;
+  std::vector<GraphPool*> pools_;
+  std::atomic<bool> has_pools_{false};  // checked without the lock on every call
 };
 
 }  // namespace wick::memory

@@ -276,6 +276,17 @@ if [ "$python" = ON ]; then
     note "bench_vs_torch: FAILED (see bench_vs_torch.log)"
   fi
 fi
+compile_steps=200
+[ -n "$quick" ] && compile_steps=50
+if [ "$python" = ON ]; then
+  if run_step bench_compile 240 env WICK_BUILD_DIR="$build" "$py" tests/gpu/bench_compile.py \
+       --steps "$compile_steps"; then
+    note "eager against compiled (CUDA Graphs), ms per step:"
+    while IFS= read -r line; do note "  ${line#SUMMARY }"; done < <(grep '^SUMMARY' "$out/bench_compile.log")
+  else
+    note "bench_compile: FAILED (see bench_compile.log)"
+  fi
+fi
 if [ "$benchmarks" = ON ] && [ -z "$quick" ] &&
    run_step bench_allocator 120 "$build/benchmarks/bench_allocator" \
      --benchmark_filter='^(caching|cuda_caching|cudaMalloc)/'; then

@@ -1,6 +1,7 @@
 // Static graphs on the GPU: fused elementwise chains run as kernels NVRTC compiled (Note [fused
 // chains compiled at run time] in jit/fused_cuda.h), against the unfused CUDA kernels and the
-// CPU; and a compiled training step on the GPU against eager.
+// CPU; CUDA Graphs (Note [capturing a graph] in cuda/graph.cpp) by hand and as the executor's
+// replay; and a compiled training step on the GPU, captured as a CUDA Graph, against eager.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,7 +96,12 @@ TEST_F(GpuTest, CompiledTrainingStepEqualsEagerOnTheGpu) {
       Tensor x = randn({32, 1, 28, 28}).to(gpu()), y = randint(0, 10, {32}).to(gpu());
       compiled ? f({x, y}) : step({x, y});
     }
-    if (compiled) std::cout << f.log();
+    if (compiled) {
+      std::cout << f.log() << "cuda graph: " << f.executor().cuda_graph_status() << "\n";
+      // Step 1 eager, step 2 traced and replayed op by op, step 3 captured, 4 and 5 launched.
+      EXPECT_TRUE(f.executor().cuda_graph_captured()) << f.executor().cuda_graph_status();
+      EXPECT_EQ(f.executor().graph_launches(), 3);
+    }
     std::vector<Tensor> params;
     for (const Tensor& p : model->parameters()) params.push_back(p.detach().cpu());
     return params;
@@ -105,4 +111,86 @@ TEST_F(GpuTest, CompiledTrainingStepEqualsEagerOnTheGpu) {
   for (size_t k = 0; k < eager.size(); ++k) {
     expect_close(compiled[k], eager[k], 1e-5, "parameter after 5 steps");
   }
+}
+
+TEST_F(GpuTest, CUDAGraphReplaysCapturedWorkOnNewData) {
+  Tensor x = randn({4096}).to(gpu());
+  const int64_t before = cuda::memory_allocated();
+  {
+    cuda::CUDAGraph graph;
+    Tensor y;
+    {
+      cuda::StreamGuard side(cuda::Stream::create());
+      graph.capture_begin();
+      y = (x * 2.0 + 1.0).relu();  // x * 2 is freed during the capture: kept by the pool
+      graph.capture_end();
+    }
+    EXPECT_TRUE(graph.captured());
+    EXPECT_GE(graph.num_nodes(), 2);
+    EXPECT_GT(graph.pool_bytes(), 0);
+    for (int round = 0; round < 3; ++round) {
+      Tensor fresh = randn({4096});
+      x.copy_(fresh.to(gpu()));  // new data where the captured kernels read it
+      graph.replay();
+      expect_close(y, (fresh * 2.0 + 1.0).relu(), 1e-6, "replayed graph");
+    }
+  }
+  // The graph and its pool are gone, and so is `y`: nothing it allocated is left.
+  EXPECT_EQ(cuda::memory_allocated(), before);
+}
+
+TEST_F(GpuTest, CUDAGraphRefusesTheDefaultStreamAndSurvivesAFailedCapture) {
+  cuda::CUDAGraph graph;
+  EXPECT_THROW(graph.capture_begin(), std::runtime_error);  // the default stream
+  Tensor x = randn({256}).to(gpu());
+  cuda::StreamGuard side(cuda::Stream::create());
+  graph.capture_begin();
+  // Reading a value back to the host synchronises with the stream, which a capture cannot hold.
+  EXPECT_ANY_THROW(x.sum().item<float>());
+  graph.reset();  // abandons the capture
+  EXPECT_FALSE(graph.captured());
+  graph.capture_begin();
+  Tensor y = x.neg();
+  graph.capture_end();
+  graph.replay();
+  expect_close(y, x.neg(), 0, "capture after a failed one");
+}
+
+TEST_F(GpuTest, CompiledInferenceIsOneGraphLaunchAndKeepsEachRunsOutput) {
+  manual_seed(7);
+  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(64, 128), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::Linear>(128, 10)});
+  model->to(gpu());
+  model->eval();
+  jit::CompileOptions options;
+  options.freeze = true;
+  jit::CompiledFunction f = jit::compile(model, options);
+  std::vector<Tensor> inputs, outputs;
+  for (int i = 0; i < 4; ++i) {
+    inputs.push_back(randn({32, 64}).to(gpu()));
+    outputs.push_back(f({inputs.back()})[0]);
+  }
+  const jit::Executor& e = f.executor();
+  std::cout << "cuda graph: " << e.cuda_graph_status() << "\n";
+  EXPECT_TRUE(e.cuda_graph_captured()) << e.cuda_graph_status();
+  EXPECT_EQ(e.graph_launches(), 3);  // run 1 warms up, run 2 captures and launches
+  NoGradGuard no_grad;
+  for (int i = 0; i < 4; ++i) {
+    // Each output is the caller's own: later launches did not overwrite it.
+    expect_close(outputs[i], (*model)(inputs[i]), 1e-5, "compiled run against eager");
+  }
+}
+
+TEST_F(GpuTest, DropoutGraphsAreNotCaptured) {
+  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(16, 16), std::make_shared<nn::Dropout>(0.5)});
+  model->to(gpu());
+  jit::CompiledFunction f = jit::compile(model);
+  Tensor x = randn({8, 16}).to(gpu());
+  Tensor a = f({x})[0], b = f({x})[0], c = f({x})[0];
+  EXPECT_FALSE(f.executor().cuda_graph_captured());
+  EXPECT_NE(f.executor().cuda_graph_status().find("random"), std::string::npos)
+      << f.executor().cuda_graph_status();
+  EXPECT_GT((b - c).abs().sum().item<float>(), 0.0f) << "each run must draw a new mask";
 }

@@ -91,6 +91,21 @@ def test_compiled_sees_optimizer_updates():
     assert_equal(compiled(x), model(x))
 
 
+def test_cuda_graph_status_says_why_a_graph_is_not_captured():
+    model = MLP()
+    x = wick.randn(4, 1, 28, 28)
+    compiled = wick.compile(model)
+    for _ in range(3):  # a GPU graph would be captured on the second call
+        compiled(x)
+    info = compiled.cuda_graph
+    assert info["captured"] is False and info["launches"] == 0
+    assert "runs on cpu" in info["status"], info
+    off = wick.compile(model, cuda_graph=False)
+    off(x)
+    assert "cuda_graph is off" in off.cuda_graph["status"]
+    assert_equal(off(x), compiled(x))
+
+
 def resnet20_in_eval(seed):
     """A seeded ResNet-20 in eval mode, an input batch of two and its eager output."""
     wick.manual_seed(seed)

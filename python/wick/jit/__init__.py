@@ -17,7 +17,8 @@ Graph = _jit.Graph
 DispatchCounter = _jit.DispatchCounter
 
 _OPTIONS = ("dead_code", "common_subexpressions", "constant_folding", "freeze", "fold_conv_bn",
-            "fuse", "conv_epilogue", "plan_memory", "prepack_weights", "winograd")
+            "fuse", "conv_epilogue", "plan_memory", "prepack_weights", "winograd",
+            "cuda_graph")
 
 
 def _as_list(inputs):
@@ -128,6 +129,12 @@ class CompiledModule:
         return self._compiled.memory_plan
 
     @property
+    def cuda_graph(self):
+        """{'status': str, 'captured': bool, 'launches': n}: whether the latest graph replays as
+        one CUDA Graph, and if not, why (it runs on the CPU, draws random numbers, ...)."""
+        return self._compiled.cuda_graph
+
+    @property
     def convolutions(self):
         """{'prepacked': n, 'winograd': m, 'direct': d}: the float32 CPU convolutions of the
         latest graph whose weight was packed ahead of time (frozen graphs), and how many of those
@@ -145,8 +152,13 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     fuse=True also lets a convolution run its only consumer, an elementwise op or chain (a ReLU,
     a residual add + ReLU), as an epilogue on each block of its output while it is in cache.
     The other passes (dead_code, common_subexpressions, constant_folding, fold_conv_bn,
-    conv_epilogue, prepack_weights, winograd) are on unless passed as False. A replay records nothing for autograd: its outputs have no grad_fn,
-    so backward() through a compiled forward is not possible; compile the whole training step.
+    conv_epilogue, prepack_weights, winograd) are on unless passed as False. A replay records
+    nothing for autograd: its outputs have no grad_fn, so backward() through a compiled forward
+    is not possible; compile the whole training step.
+
+    On a GPU, a graph that runs wholly there is captured as a CUDA Graph on its second call and
+    from then on launched with one call, as torch.compile(mode="reduce-overhead") does;
+    cuda_graph=False turns that off, and ``compiled.cuda_graph`` says what happened.
 
     A training step compiles too: a function that runs the forward, ``loss.backward()`` and
     ``optimizer.step()`` (SGD, Adam, AdamW) is traced whole and replayed without autograd or

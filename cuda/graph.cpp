@@ -1,0 +1,128 @@
+// CUDAGraph (cuda/api.h): stream capture into a graph, replayed with one launch.
+//
+// Note [capturing a graph]
+// cudaStreamBeginCapture turns the stream into a recorder: kernels, copies and memsets queued on
+// it become nodes of a cudaGraph_t instead of running. Three things make that safe here:
+//   - relaxed capture mode: the caching allocator may still call cudaMalloc while a capture runs
+//     (it is not stream work, so it is not recorded; the memory simply exists from then on);
+//   - the graph pool (Note [graph pool]): every buffer allocated during the capture stays
+//     reserved for the graph, so a replay never writes into memory someone else now owns;
+//   - waiting for the device before the pool is dropped, since replays may still be running.
+// Work that must talk to the host in the middle (a synchronising copy, a cuDNN algorithm search,
+// creating a cuBLAS handle) cannot be captured: run the work once before capturing (a warm-up),
+// which is what jit::Executor does.
+#include <cuda_runtime.h>
+
+#include "core/error.h"
+#include "core/memory/graph_pool.h"
+#include "cuda/allocator.h"
+#include "cuda/api.h"
+#include "cuda/runtime.h"
+
+namespace wick::cuda {
+
+struct CUDAGraph::Impl {
+  int device = -1;
+  cudaStream_t stream = nullptr;  // the stream captured from
+  bool capturing = false;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::shared_ptr<memory::GraphPool> pool;
+
+  // Ends a capture that failed, discarding what was recorded; clears CUDA's error so the stream
+  // can be used (and captured) again.
+  void abandon_capture() {
+    if (!capturing) return;
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(stream, &partial);
+    if (partial != nullptr) (void)cudaGraphDestroy(partial);
+    (void)cudaGetLastError();
+    capturing = false;
+    if (pool) device_allocator(device).end_graph_pool(*pool);
+  }
+
+  void release() {
+    abandon_capture();
+    if (exec != nullptr || pool) {
+      DeviceGuard guard(device);
+      (void)cudaDeviceSynchronize();  // replays may be running on any stream
+    }
+    if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    exec = nullptr;
+    graph = nullptr;
+    pool.reset();
+  }
+};
+
+CUDAGraph::CUDAGraph() : impl_(std::make_unique<Impl>()) {}
+
+CUDAGraph::~CUDAGraph() { impl_->release(); }
+
+void CUDAGraph::capture_begin() {
+  Impl& g = *impl_;
+  check_state(!g.capturing && g.exec == nullptr, "CUDAGraph.capture_begin",
+              "this graph is captured already; reset() it first");
+  const int device = current_device();
+  cudaStream_t stream = current_raw_stream(device);
+  check_state(stream != nullptr, "CUDAGraph.capture_begin",
+              "the current stream is the default stream, which cannot be captured; capture under "
+              "a StreamGuard of a stream from Stream::create()");
+  g.device = device;
+  g.stream = stream;
+  g.pool = device_allocator(device).begin_graph_pool();
+  cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    device_allocator(device).end_graph_pool(*g.pool);
+    g.pool.reset();
+    check_state(false, "CUDAGraph.capture_begin",
+                "cudaStreamBeginCapture failed: ", cudaGetErrorString(e));
+  }
+  g.capturing = true;
+}
+
+void CUDAGraph::capture_end() {
+  Impl& g = *impl_;
+  check_state(g.capturing, "CUDAGraph.capture_end", "no capture is running");
+  DeviceGuard guard(g.device);
+  cudaGraph_t graph = nullptr;
+  cudaError_t e = cudaStreamEndCapture(g.stream, &graph);
+  g.capturing = false;
+  device_allocator(g.device).end_graph_pool(*g.pool);
+  if (e == cudaSuccess && graph != nullptr) {
+    g.graph = graph;
+    e = cudaGraphInstantiate(&g.exec, graph, 0);
+  }
+  if (e != cudaSuccess || g.exec == nullptr) {
+    (void)cudaGetLastError();
+    if (graph != nullptr && g.graph == nullptr) (void)cudaGraphDestroy(graph);
+    g.exec = nullptr;
+    g.release();
+    check_state(false, "CUDAGraph.capture_end", "the capture failed: ", cudaGetErrorString(e),
+                " (an op synchronised with the host, or queued work on a stream it did not join "
+                "back to the captured one)");
+  }
+}
+
+void CUDAGraph::replay() {
+  Impl& g = *impl_;
+  check_state(g.exec != nullptr, "CUDAGraph.replay", "nothing has been captured");
+  DeviceGuard guard(g.device);
+  WICK_CUDA_CHECK(cudaGraphLaunch(g.exec, current_raw_stream(g.device)));
+}
+
+void CUDAGraph::reset() { impl_->release(); }
+
+bool CUDAGraph::captured() const { return impl_->exec != nullptr; }
+
+int64_t CUDAGraph::num_nodes() const {
+  if (impl_->graph == nullptr) return 0;
+  size_t n = 0;
+  WICK_CUDA_CHECK(cudaGraphGetNodes(impl_->graph, nullptr, &n));
+  return static_cast<int64_t>(n);
+}
+
+int64_t CUDAGraph::pool_bytes() const { return impl_->pool ? impl_->pool->bytes() : 0; }
+
+}  // namespace wick::cuda
