@@ -49,6 +49,18 @@ void bind_streams(py::module_& m) {
     if (!stream_guards().empty()) stream_guards().pop_back();
   });
 
+  py::class_<cuda::CUDAGraph>(m, "CUDAGraph",
+                              "Work captured from a stream, replayed with one launch "
+                              "(torch.cuda.CUDAGraph)")
+      .def(py::init<>())
+      .def("capture_begin", &cuda::CUDAGraph::capture_begin)
+      .def("capture_end", &cuda::CUDAGraph::capture_end)
+      .def("replay", &cuda::CUDAGraph::replay)
+      .def("reset", &cuda::CUDAGraph::reset, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("captured", &cuda::CUDAGraph::captured)
+      .def_property_readonly("num_nodes", &cuda::CUDAGraph::num_nodes)
+      .def_property_readonly("pool_bytes", &cuda::CUDAGraph::pool_bytes);
+
   py::class_<cuda::Event>(m, "Event", "A marker in a stream's work (torch.cuda.Event)")
       .def(py::init<bool>(), py::arg("enable_timing") = false)
       .def(

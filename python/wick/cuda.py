@@ -20,6 +20,7 @@ _cuda = _C._cuda
 
 Stream = _cuda.Stream
 Event = _cuda.Event
+CUDAGraph = _cuda.CUDAGraph
 is_available = _cuda.is_available
 device_count = _cuda.device_count
 current_device = _cuda.current_device
@@ -134,6 +135,41 @@ def stream(s):
         yield
     finally:
         _cuda.exit_stream()
+
+
+class graph:
+    """``with wick.cuda.graph(g):`` captures the block's GPU work into CUDAGraph `g` instead of
+    running it (torch.cuda.graph); ``g.replay()`` then launches all of it with one call, on the
+    same memory. The block runs on a side stream (the default stream cannot be captured). Run
+    the work once before capturing, so that libraries set themselves up outside the capture; to
+    give a replay new data, copy it into the tensors the block read. If the block raises, the
+    capture is abandoned and `g` stays empty. Note [capturing a graph] in cuda/graph.cpp."""
+
+    def __init__(self, cuda_graph, stream=None):
+        self.cuda_graph = cuda_graph
+        self._stream = stream
+        self._context = None
+
+    def __enter__(self):
+        synchronize()  # the capture must not see work still queued from before
+        self._context = stream(self._stream if self._stream is not None else Stream())
+        self._context.__enter__()
+        try:
+            self.cuda_graph.capture_begin()
+        except BaseException:
+            self._context.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                self.cuda_graph.capture_end()
+            else:
+                self.cuda_graph.reset()
+        finally:
+            self._context.__exit__(None, None, None)
+        return False
 
 
 def start_memory_trace(path):

@@ -139,3 +139,13 @@ def test_pinned_tensor_and_properties():
     props = wick.cuda.get_device_properties(0)
     assert props.total_memory > 0 and props.major >= 7
     assert wick.cuda.get_device_name("cuda:0") == props.name
+
+
+def test_cuda_graph_without_a_device_raises_a_clear_error():
+    if wick.cuda.is_available():
+        pytest.skip("has a CUDA device")
+    g = wick.cuda.CUDAGraph()
+    assert not g.captured and g.num_nodes == 0
+    with pytest.raises(RuntimeError, match="CUDA"):
+        with wick.cuda.graph(g):
+            pass

@@ -59,3 +59,22 @@ def test_inference_outputs_are_not_overwritten_by_later_launches():
         assert compiled.cuda_graph["captured"], compiled.cuda_graph["status"]
         for x, out in zip(xs, outs):
             assert (out - model(x)).abs().max().item() < 1e-5
+
+
+def test_cuda_graph_by_hand_like_torch():
+    static_x = wick.randn(1000).to("cuda")
+    y = (static_x * 3).sin()  # warm-up outside the capture
+    g = wick.cuda.CUDAGraph()
+    with wick.cuda.graph(g):
+        y = (static_x * 3).sin()
+    assert g.captured and g.num_nodes >= 2
+    for _ in range(3):
+        fresh = wick.randn(1000)
+        static_x.copy_(fresh.to("cuda"))
+        g.replay()
+        assert (y.cpu() - (fresh * 3).sin()).abs().max().item() < 1e-6
+    failed = wick.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError):
+        with wick.cuda.graph(failed):
+            static_x.sum().item()  # a read-back synchronises: not capturable
+    assert not failed.captured
