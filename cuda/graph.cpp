@@ -13,11 +13,14 @@
 // which is what jit::Executor does.
 #include <cuda_runtime.h>
 
+#include <map>
+
 #include "core/error.h"
 #include "core/memory/graph_pool.h"
 #include "cuda/allocator.h"
 #include "cuda/api.h"
 #include "cuda/runtime.h"
+#include "jit/cuda_graph.h"
 
 namespace wick::cuda {
 
@@ -126,3 +129,43 @@ int64_t CUDAGraph::num_nodes() const {
 int64_t CUDAGraph::pool_bytes() const { return impl_->pool ? impl_->pool->bytes() : 0; }
 
 }  // namespace wick::cuda
+
+namespace wick::jit {
+
+struct CapturedReplay::Impl {
+  int device = 0;
+  cuda::CUDAGraph graph;
+};
+
+CapturedReplay::CapturedReplay(int device, const std::function<void()>& replay)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
+  // One side stream per thread and device: the default stream cannot be captured, and two
+  // executors capturing at once on two threads must not share one.
+  thread_local std::map<int, cuda::Stream> side_streams;
+  auto it = side_streams.find(device);
+  if (it == side_streams.end())
+    it = side_streams.emplace(device, cuda::Stream::create(device)).first;
+  cuda::DeviceGuard on_device(device);
+  cuda::StreamGuard on_side(it->second);
+  impl_->graph.capture_begin();
+  try {
+    replay();
+  } catch (...) {
+    impl_->graph.reset();  // ends the capture
+    throw;
+  }
+  impl_->graph.capture_end();
+}
+
+CapturedReplay::~CapturedReplay() = default;
+
+void CapturedReplay::launch() {
+  cuda::DeviceGuard on_device(impl_->device);
+  impl_->graph.replay();
+}
+
+int64_t CapturedReplay::num_nodes() const { return impl_->graph.num_nodes(); }
+int64_t CapturedReplay::pool_bytes() const { return impl_->graph.pool_bytes(); }
+
+}  // namespace wick::jit

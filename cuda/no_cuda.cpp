@@ -7,6 +7,7 @@
 #include "core/dispatch.h"
 #include "cuda/api.h"
 #include "cuda/build_info.h"
+#include "jit/cuda_graph.h"
 #include "jit/fused_cuda.h"
 
 namespace wick {
@@ -151,5 +152,12 @@ FusedCudaKernel::FusedCudaKernel(const Node&, const Graph&) { no_cuda("FusedCuda
 FusedCudaKernel::~FusedCudaKernel() = default;
 void FusedCudaKernel::run(Tensor* const*) const { no_cuda("FusedCudaKernel::run"); }
 const std::string& FusedCudaKernel::source() const { return impl_->source; }
+
+struct CapturedReplay::Impl {};
+CapturedReplay::CapturedReplay(int, const std::function<void()>&) { no_cuda("CapturedReplay"); }
+CapturedReplay::~CapturedReplay() = default;
+void CapturedReplay::launch() { no_cuda("CapturedReplay::launch"); }
+int64_t CapturedReplay::num_nodes() const { return 0; }
+int64_t CapturedReplay::pool_bytes() const { return 0; }
 
 }  // namespace wick::jit

@@ -1,6 +1,5 @@
 #include "jit/executor.h"
 
-#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -10,7 +9,7 @@
 #include "core/error.h"
 #include "core/generator.h"
 #include "core/tensor_impl.h"
-#include "cuda/api.h"
+#include "jit/cuda_graph.h"
 #include "jit/fused_cpu.h"
 #include "jit/fused_cuda.h"
 
@@ -306,24 +305,8 @@ bool Executor::capture(const std::vector<Tensor>& inputs) {
     static_inputs_.push_back(fixed);
   }
   const int device = g.value(g.inputs.empty() ? g.outputs.at(0) : g.inputs[0]).device.index;
-  // One side stream per thread and device: the default stream cannot be captured, and two
-  // executors capturing at once on two threads must not share one.
-  thread_local std::map<int, cuda::Stream> side_streams;
-  auto it = side_streams.find(device);
-  if (it == side_streams.end())
-    it = side_streams.emplace(device, cuda::Stream::create(device)).first;
-  auto graph = std::make_unique<cuda::CUDAGraph>();
   try {
-    cuda::DeviceGuard on_device(device);
-    cuda::StreamGuard on_side(it->second);
-    graph->capture_begin();
-    try {
-      replay_steps();
-    } catch (...) {
-      graph->reset();  // ends the capture
-      throw;
-    }
-    graph->capture_end();
+    cuda_graph_ = std::make_unique<CapturedReplay>(device, [this] { replay_steps(); });
   } catch (const std::exception& e) {
     release_intermediates();
     static_inputs_.clear();
@@ -338,7 +321,6 @@ bool Executor::capture(const std::vector<Tensor>& inputs) {
     output_is_fresh_.push_back(kind == ValueKind::Internal || kind == ValueKind::Input);
   }
   release_intermediates();
-  cuda_graph_ = std::move(graph);
   graph_state_ = GraphState::Captured;
   cuda_graph_status_ = "captured (" + std::to_string(cuda_graph_->num_nodes()) + " nodes, " +
                        std::to_string(cuda_graph_->pool_bytes()) + " bytes in its pool)";
@@ -353,7 +335,7 @@ std::vector<Tensor> Executor::launch_graph(const std::vector<Tensor>& inputs) {
     }
   }
   release_intermediates();  // run() bound the caller's inputs; the graph reads the static ones
-  cuda_graph_->replay();
+  cuda_graph_->launch();
   std::vector<Tensor> out;
   for (size_t k = 0; k < static_outputs_.size(); ++k) {
     out.push_back(output_is_fresh_[k] ? static_outputs_[k].clone() : static_outputs_[k]);

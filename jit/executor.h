@@ -12,13 +12,10 @@
 #include "jit/passes/memory_plan.h"
 #include "jit/trace.h"
 
-namespace wick::cuda {
-class CUDAGraph;  // cuda/api.h
-}
-
 namespace wick::jit {
 
 class FusedCudaKernel;  // jit/fused_cuda.h
+class CapturedReplay;   // jit/cuda_graph.h
 
 struct ExecutorOptions {
   bool plan_memory = true;  // intermediates in one arena (jit/passes/memory_plan.h)
@@ -111,7 +108,7 @@ class Executor {
   int64_t runs_ = 0;
   GraphState graph_state_ = GraphState::Off;
   std::string cuda_graph_status_;
-  std::unique_ptr<cuda::CUDAGraph> cuda_graph_;
+  std::unique_ptr<CapturedReplay> cuda_graph_;
   std::vector<Tensor> static_inputs_;   // what the captured graph reads its inputs from
   std::vector<Tensor> static_outputs_;  // and writes its outputs to
   std::vector<bool> output_is_fresh_;   // by output: a new value each run (copied out), not a leaf
