@@ -14,15 +14,50 @@
 #include <cuda_runtime.h>
 
 #include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "core/error.h"
 #include "core/memory/graph_pool.h"
 #include "cuda/allocator.h"
 #include "cuda/api.h"
+#include "cuda/index_checks.h"
 #include "cuda/runtime.h"
 #include "jit/cuda_graph.h"
 
 namespace wick::cuda {
+
+namespace {
+
+// The index checks each running capture took over, by the stream it captures.
+std::mutex g_captures_mutex;
+std::unordered_map<cudaStream_t, std::vector<DeferredIndexCheck>*> g_captures;
+
+void register_capture(cudaStream_t stream, std::vector<DeferredIndexCheck>* checks) {
+  std::lock_guard<std::mutex> lock(g_captures_mutex);
+  if (checks != nullptr) {
+    g_captures[stream] = checks;
+  } else {
+    g_captures.erase(stream);
+  }
+}
+
+}  // namespace
+
+bool defer_index_check(cudaStream_t stream, DeferredIndexCheck check) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (status != cudaStreamCaptureStatusActive) return false;
+  std::lock_guard<std::mutex> lock(g_captures_mutex);
+  auto it = g_captures.find(stream);
+  if (it == g_captures.end()) return false;  // not our capture: the read-back will fail it
+  it->second->push_back(std::move(check));
+  return true;
+}
 
 struct CUDAGraph::Impl {
   int device = -1;
@@ -31,6 +66,7 @@ struct CUDAGraph::Impl {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   std::shared_ptr<memory::GraphPool> pool;
+  std::vector<DeferredIndexCheck> index_checks;  // Note [index checks in a captured graph]
 
   // Ends a capture that failed, discarding what was recorded; clears CUDA's error so the stream
   // can be used (and captured) again.
@@ -41,6 +77,7 @@ struct CUDAGraph::Impl {
     if (partial != nullptr) (void)cudaGraphDestroy(partial);
     (void)cudaGetLastError();
     capturing = false;
+    register_capture(stream, nullptr);
     if (pool) device_allocator(device).end_graph_pool(*pool);
   }
 
@@ -54,6 +91,7 @@ struct CUDAGraph::Impl {
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     exec = nullptr;
     graph = nullptr;
+    index_checks.clear();
     pool.reset();
   }
 };
@@ -74,9 +112,11 @@ void CUDAGraph::capture_begin() {
   g.device = device;
   g.stream = stream;
   g.pool = device_allocator(device).begin_graph_pool();
+  register_capture(stream, &g.index_checks);
   cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
+    register_capture(stream, nullptr);
     device_allocator(device).end_graph_pool(*g.pool);
     g.pool.reset();
     check_state(false, "CUDAGraph.capture_begin",
@@ -92,6 +132,7 @@ void CUDAGraph::capture_end() {
   cudaGraph_t graph = nullptr;
   cudaError_t e = cudaStreamEndCapture(g.stream, &graph);
   g.capturing = false;
+  register_capture(g.stream, nullptr);
   device_allocator(g.device).end_graph_pool(*g.pool);
   if (e == cudaSuccess && graph != nullptr) {
     g.graph = graph;
@@ -112,7 +153,22 @@ void CUDAGraph::replay() {
   Impl& g = *impl_;
   check_state(g.exec != nullptr, "CUDAGraph.replay", "nothing has been captured");
   DeviceGuard guard(g.device);
-  WICK_CUDA_CHECK(cudaGraphLaunch(g.exec, current_raw_stream(g.device)));
+  cudaStream_t stream = current_raw_stream(g.device);
+  WICK_CUDA_CHECK(cudaGraphLaunch(g.exec, stream));
+  if (g.index_checks.empty()) return;
+  // Note [index checks in a captured graph]: one read-back and one wait for all of them.
+  std::vector<IndexErrorRecord> host(g.index_checks.size());
+  for (size_t k = 0; k < host.size(); ++k) {
+    WICK_CUDA_CHECK(cudaMemcpyAsync(&host[k], g.index_checks[k].record->data(),
+                                    sizeof(IndexErrorRecord), cudaMemcpyDeviceToHost, stream));
+  }
+  WICK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (size_t k = 0; k < host.size(); ++k) {
+    const DeferredIndexCheck& c = g.index_checks[k];
+    check_index(host[k].flag == 0, c.op.c_str(), "index ", host[k].value,
+                " is out of bounds for dimension ", c.dim, " with size ", c.size,
+                " (found after a CUDA Graph replay)");
+  }
 }
 
 void CUDAGraph::reset() { impl_->release(); }

@@ -10,6 +10,7 @@
 // scatter_add adds with atomics, so the order of additions into one element varies from run to
 // run, as in PyTorch: float results may differ in the last bits between runs.
 #include "cuda/allocator.h"
+#include "cuda/index_checks.h"
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
 
@@ -17,10 +18,7 @@ namespace wick::cuda {
 
 namespace {
 
-struct IndexError {
-  int flag;
-  int64_t value;
-};
+using IndexError = IndexErrorRecord;
 
 __device__ __forceinline__ bool in_range(int64_t i, int64_t size, IndexError* error) {
   if (index_in_range(i, size)) return true;  // Note [index bounds]
@@ -34,21 +32,24 @@ __device__ __forceinline__ int64_t wrap(int64_t i, int64_t) { return i; }
 // A zeroed error record for one launch; check() throws if a kernel wrote to it.
 class IndexErrorBuffer {
  public:
-  explicit IndexErrorBuffer(cudaStream_t stream) : buffer_(sizeof(IndexError)), stream_(stream) {
-    WICK_CUDA_CHECK(cudaMemsetAsync(buffer_.data(), 0, sizeof(IndexError), stream_));
+  explicit IndexErrorBuffer(cudaStream_t stream)
+      : buffer_(std::make_shared<DeviceBuffer>(sizeof(IndexError))), stream_(stream) {
+    WICK_CUDA_CHECK(cudaMemsetAsync(buffer_->data(), 0, sizeof(IndexError), stream_));
   }
-  IndexError* get() const { return static_cast<IndexError*>(buffer_.data()); }
+  IndexError* get() const { return static_cast<IndexError*>(buffer_->data()); }
   void check(const char* op, int64_t dim, int64_t size) const {
+    // Note [index checks in a captured graph]
+    if (defer_index_check(stream_, {buffer_, op, dim, size})) return;
     IndexError host{};
     WICK_CUDA_CHECK(
-        cudaMemcpyAsync(&host, buffer_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
+        cudaMemcpyAsync(&host, buffer_->data(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
     WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
     check_index(host.flag == 0, op, "index ", host.value, " is out of bounds for dimension ", dim,
                 " with size ", size);
   }
 
  private:
-  DeviceBuffer buffer_;
+  std::shared_ptr<DeviceBuffer> buffer_;  // shared with a capture that defers the check
   cudaStream_t stream_;
 };
 

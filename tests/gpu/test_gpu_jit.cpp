@@ -194,3 +194,22 @@ TEST_F(GpuTest, DropoutGraphsAreNotCaptured) {
       << f.executor().cuda_graph_status();
   EXPECT_GT((b - c).abs().sum().item<float>(), 0.0f) << "each run must draw a new mask";
 }
+
+TEST_F(GpuTest, IndexChecksInACapturedGraphStillRaise) {
+  // Note [index checks in a captured graph]: the launcher's read-back moves to after the replay.
+  Tensor table = randn({10, 4}).to(gpu());
+  auto f = [&](const std::vector<Tensor>& xs) {
+    return std::vector<Tensor>{table.index_select(0, xs[0]).relu()};
+  };
+  Tensor good = tensor(std::vector<int64_t>{1, 2, 9}).to(gpu());
+  jit::Executor run(jit::trace(f, {good}, {{"table", table}}), {{"table", table}});
+  for (int i = 0; i < 3; ++i) {
+    Tensor index = tensor(std::vector<int64_t>{9 - i, i, 3}).to(gpu());
+    expect_close(run.run({index})[0], f({index})[0], 0, "captured index_select");
+  }
+  EXPECT_TRUE(run.cuda_graph_captured()) << run.cuda_graph_status();
+  Tensor bad = tensor(std::vector<int64_t>{1, 12, 3}).to(gpu());
+  EXPECT_THROW(run.run({bad}), std::out_of_range);
+  Tensor again = tensor(std::vector<int64_t>{0, 1, 2}).to(gpu());  // the record was cleared
+  expect_close(run.run({again})[0], f({again})[0], 0, "replay after an index error");
+}
