@@ -95,7 +95,7 @@ def test_cuda_graph_status_says_why_a_graph_is_not_captured():
     model = MLP()
     x = wick.randn(4, 1, 28, 28)
     compiled = wick.compile(model)
-    for _ in range(3):  # a GPU graph would be captured on the second call
+    for _ in range(3):  # a GPU graph would be captured on the third call
         compiled(x)
     info = compiled.cuda_graph
     assert info["captured"] is False and info["launches"] == 0

@@ -156,9 +156,10 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     nothing for autograd: its outputs have no grad_fn, so backward() through a compiled forward
     is not possible; compile the whole training step.
 
-    On a GPU, a graph that runs wholly there is captured as a CUDA Graph on its second call and
-    from then on launched with one call, as torch.compile(mode="reduce-overhead") does;
-    cuda_graph=False turns that off, and ``compiled.cuda_graph`` says what happened.
+    On a GPU, a graph that runs wholly there becomes one CUDA Graph, as with
+    torch.compile(mode="reduce-overhead"): the call that traces runs eagerly, the next replays
+    op by op (a warm-up), the one after captures the replay, and from then on each call is one
+    launch. cuda_graph=False turns that off; ``compiled.cuda_graph`` says what happened.
 
     A training step compiles too: a function that runs the forward, ``loss.backward()`` and
     ``optimizer.step()`` (SGD, Adam, AdamW) is traced whole and replayed without autograd or
