@@ -297,9 +297,7 @@ bool Executor::capture(const std::vector<Tensor>& inputs) {
   static_inputs_.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.value(g.inputs[i]);
-    auto storage =
-        std::make_shared<Storage>(static_cast<size_t>(v.nbytes()), get_allocator(v.device.type));
-    Tensor fixed = tensor_on(std::move(storage), v, v.offset);
+    Tensor fixed = allocate(v);  // inputs are never planned: a buffer of its own
     fixed.copy_(inputs[i]);
     env_[static_cast<size_t>(v.id)] = fixed;
     static_inputs_.push_back(fixed);
@@ -334,7 +332,8 @@ std::vector<Tensor> Executor::launch_graph(const std::vector<Tensor>& inputs) {
       static_inputs_[i].copy_(inputs[i]);
     }
   }
-  release_intermediates();  // run() bound the caller's inputs; the graph reads the static ones
+  // run() bound the caller's inputs to check them; the graph reads the static ones.
+  for (int id : graph_->inputs) env_[static_cast<size_t>(id)] = Tensor();
   cuda_graph_->launch();
   std::vector<Tensor> out;
   for (size_t k = 0; k < static_outputs_.size(); ++k) {

@@ -11,23 +11,12 @@ the steps.
 """
 
 import argparse
-import os
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("WICK_BUILD_DIR", os.path.join(ROOT, "build"))
-if not os.path.isabs(BUILD):
-    BUILD = os.path.join(ROOT, BUILD)
-sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(BUILD, "python")]
-
-try:
-    import torch  # before wick: Note [torch before wick] in tests/gpu/python/conftest.py
-except ImportError:
-    torch = None
-
-import wick  # noqa: E402
-from wick.models.resnet import resnet20  # noqa: E402
+# bench_vs_torch finds the build and imports torch (if installed) before wick (Note [torch before
+# wick] in tests/gpu/python/conftest.py).
+from bench_vs_torch import torch, wick
+from wick.models.resnet import resnet20
 
 
 def ms_per_step(lib, step, steps, warmup=3):
