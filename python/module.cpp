@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include "core/cpu/conv_direct.h"
+#include "core/cpu/winograd_tiles.h"
 #include "python/bind_common.h"
 
 // nnlayers: convolution, pooling, normalization and resampling, part two (bind_nn_more.cpp,
@@ -59,6 +60,8 @@ PYBIND11_MODULE(_C, m) {
   py::module_ cpu = m.def_submodule("_cpu", "switches of the CPU kernels (wick.backends.cpu)");
   cpu.def("direct_conv_enabled", &wick::cpu::direct_conv_enabled);
   cpu.def("set_direct_conv_enabled", &wick::cpu::set_direct_conv_enabled, py::arg("enabled"));
+  cpu.def("winograd_tiles_enabled", &wick::cpu::winograd_tiles_enabled);
+  cpu.def("set_winograd_tiles_enabled", &wick::cpu::set_winograd_tiles_enabled, py::arg("enabled"));
   cpu.def("capability", []() {  // what -march gave the vector kernels, in PyTorch's words
 #if defined(__AVX512F__)
     return "AVX512";

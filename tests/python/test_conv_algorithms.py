@@ -138,6 +138,70 @@ def test_direct_equals_im2col_and_torch(case, nthreads):
         close(got, ref, 1e-6)
 
 
+@contextlib.contextmanager
+def direct_only():
+    """3x3 stride-1 convolutions run directly, never by Winograd (wick.backends.cpu)."""
+    wick.backends.cpu.winograd_convolution = False
+    try:
+        yield
+    finally:
+        wick.backends.cpu.winograd_convolution = True
+
+
+WINOGRAD_CASES = [  # (batch, in channels, out channels, (height, width)): 3x3, padding 1
+    (4, 16, 16, (32, 32)),  # a row of tiles per vector of 16
+    (4, 32, 24, (16, 16)),  # two rows of tiles per vector; 24 = 6 + 6 + 6 + 6 channels
+    (5, 16, 20, (8, 8)),    # four rows per vector; 4 images a step, then a step of one; 6 6 6 2
+    (2, 17, 16, (2, 64)),   # two vectors to a row: the columns at their edges come from each other
+    (3, 16, 16, (6, 32)),   # a batch not a multiple of the threads
+]
+
+
+@pytest.mark.parametrize("case", WINOGRAD_CASES, ids=[str(i) for i in range(len(WINOGRAD_CASES))])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_winograd_over_tiles_equals_direct_and_torch(case, nthreads):
+    """Forward and input gradient by Winograd over blocks of 16 tiles (Note [Winograd over
+    blocks of 16 tiles]) against PyTorch, the direct convolution and im2col + GEMM. Its rounding
+    differs from theirs, which is also how the test knows it ran."""
+    if wick.backends.cpu.get_cpu_capability() != "AVX512":
+        pytest.skip("Winograd over tiles is chosen on AVX-512 builds")
+    n, c, o, (h, w) = case
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
+    want = torch.nn.functional.conv2d(tx, tw, tb, padding=1)
+    dy = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    want.backward(torch.from_numpy(dy))
+
+    def run():
+        wx, ww, wb = (wick.tensor(a, requires_grad=True) for a in (x, wt, b))
+        got = F.conv2d(wx, ww, wb, padding=1)
+        got.backward(wick.tensor(dy))
+        return [t.detach().numpy() for t in (got, wx.grad, ww.grad, wb.grad)]
+
+    with threads(nthreads):
+        winograd = run()
+        with direct_only():
+            direct = run()
+        with im2col_only():
+            reference = run()
+    for got, ref, expected in zip(winograd, reference, (want, tx.grad, tw.grad, tb.grad)):
+        close(got, expected.detach().numpy(), 1e-5)
+        close(got, ref, 1e-5)
+    assert not np.array_equal(winograd[0], direct[0]), "the forward did not run Winograd"
+    assert not np.array_equal(winograd[1], direct[1]), "the input gradient did not run Winograd"
+    np.testing.assert_array_equal(winograd[2], direct[2])  # the weight gradient is the direct one
+
+
+def test_winograd_switch_is_a_flag():
+    assert wick.backends.cpu.winograd_convolution is True
+    with direct_only():
+        assert wick.backends.cpu.winograd_convolution is False
+    assert wick.backends.cpu.winograd_convolution is True
+
+
 def test_direct_convolution_can_be_turned_off():
     assert wick.backends.cpu.direct_convolution is True
     assert wick.backends.cpu.get_cpu_capability() in ("AVX512", "AVX2", "DEFAULT")
