@@ -4,8 +4,10 @@ network at batch 64 (3x3 at 32x32/16x16/8x8, the strided 3x3 that halves the gri
 ReLU and the residual add. The convolution and batch-norm kernels are where wick loses to PyTorch
 on ResNets (benchmarks/resnet_vs_pytorch.py); this says which ones, so a change to them can be
 measured here first. For the convolutions it also times wick with
-wick.backends.cpu.direct_convolution off (im2col + GEMM for every layer), so the effect of the
-direct kernel (Note [direct convolution over padded rows]) is printed in the same run.
+wick.backends.cpu.winograd_convolution off (the direct kernel, Note [direct convolution over
+padded rows], where Winograd over tiles would run: Note [Winograd over blocks of 16 tiles]) and
+with wick.backends.cpu.direct_convolution off (im2col + GEMM for every layer), so the effect of
+each kernel is printed in the same run.
 
     WICK_BUILD_DIR=build /usr/bin/python3 benchmarks/resnet_layers.py [--threads 2] [--repeats 20]
 
@@ -66,26 +68,29 @@ def main():
     wick.set_num_threads(args.threads)
     print(f"ResNet-20 layers at batch {BATCH}, {args.threads} threads; PyTorch {torch.__version__} "
           f"(OpenBLAS core: {openblas_corename()})")
-    print(f"{'layer':26} {'wick fwd':>9} {'im2col':>7} {'torch fwd':>10} {'ratio':>6}   "
-          f"{'wick f+b':>9} {'im2col':>7} {'torch f+b':>10} {'ratio':>6}")
+    print(f"{'layer':26} {'wick fwd':>9} {'direct':>7} {'im2col':>7} {'torch fwd':>10} {'ratio':>6}   "
+          f"{'wick f+b':>9} {'direct':>7} {'im2col':>7} {'torch f+b':>10} {'ratio':>6}")
     totals = [0.0, 0.0, 0.0, 0.0]
     for (name, wl, wx), (_, tl, tx) in zip(cases(wick), cases(torch)):
         wf, wb = time_case(wl, wx, args.repeats)
-        im2col = "-", "-"
+        direct = im2col = "-", "-"
         if name.startswith("conv"):
-            wick.backends.cpu.direct_convolution = False
-            im2col = (f"{v:.2f}" for v in time_case(wl, wx, args.repeats))
-            wick.backends.cpu.direct_convolution = True
-        im2col_f, im2col_b = im2col
+            for switch in ("winograd_convolution", "direct_convolution"):
+                setattr(wick.backends.cpu, switch, False)
+                timed = tuple(f"{v:.2f}" for v in time_case(wl, wx, args.repeats))
+                setattr(wick.backends.cpu, switch, True)
+                direct, im2col = (timed, im2col) if switch.startswith("winograd") else (direct, timed)
+        (direct_f, direct_b), (im2col_f, im2col_b) = direct, im2col
         tf, tb = time_case(tl, tx, args.repeats)
         for i, v in enumerate((wf, tf, wb, tb)):
             totals[i] += v
-        print(f"{name:26} {wf:8.2f}  {im2col_f:>6}  {tf:9.2f}  {tf / wf:5.2f}x   {wb:8.2f}  "
-              f"{im2col_b:>6}  {tb:9.2f}  {tb / wb:5.2f}x")
-    print(f"{'sum':26} {totals[0]:8.2f}  {'':>6}  {totals[1]:9.2f}  {totals[1] / totals[0]:5.2f}x"
-          f"   {totals[2]:8.2f}  {'':>6}  {totals[3]:9.2f}  {totals[3] / totals[2]:5.2f}x")
-    print("times in ms (median); im2col: wick with the direct convolution off; ratio = PyTorch's "
-          "time / wick's (above 1: wick is faster)")
+        print(f"{name:26} {wf:8.2f}  {direct_f:>6}  {im2col_f:>6}  {tf:9.2f}  {tf / wf:5.2f}x   "
+              f"{wb:8.2f}  {direct_b:>6}  {im2col_b:>6}  {tb:9.2f}  {tb / wb:5.2f}x")
+    print(f"{'sum':26} {totals[0]:8.2f}  {'':>6}  {'':>6}  {totals[1]:9.2f}  "
+          f"{totals[1] / totals[0]:5.2f}x   {totals[2]:8.2f}  {'':>6}  {'':>6}  {totals[3]:9.2f}  "
+          f"{totals[3] / totals[2]:5.2f}x")
+    print("times in ms (median); direct: wick with Winograd over tiles off; im2col: with the "
+          "direct convolution off; ratio = PyTorch's time / wick's (above 1: wick is faster)")
 
 
 if __name__ == "__main__":
