@@ -95,6 +95,21 @@ void transform_output(const float* m, const float* bias, const Tiling& s, int64_
 
 }  // namespace
 
+void winograd_filter(const float* g, float (&u)[16]) {
+  double gg[4][3];  // G g
+  for (int k = 0; k < 3; ++k) {
+    gg[0][k] = g[k];
+    gg[1][k] = 0.5 * (double(g[k]) + g[3 + k] + g[6 + k]);
+    gg[2][k] = 0.5 * (double(g[k]) - g[3 + k] + g[6 + k]);
+    gg[3][k] = g[6 + k];
+  }
+  for (int r = 0; r < 4; ++r) {  // (G g) G^T
+    const double row[4] = {gg[r][0], 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]),
+                           0.5 * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
+    for (int k = 0; k < 4; ++k) u[r * 4 + k] = float(row[k]);
+  }
+}
+
 bool winograd_fits(const Shape& weight, const Conv2dParams& p) {
   return weight.size() == 4 && weight[2] == 3 && weight[3] == 3 && p.stride[0] == 1 &&
          p.stride[1] == 1 && p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1;
@@ -112,19 +127,9 @@ WinogradWeight::WinogradWeight(const Tensor& weight) {
   memory::HostBuffer<float> u(static_cast<size_t>(kPositions * oc));
   const float* g = w.data<float>();
   for (int64_t i = 0; i < oc; ++i, g += 9) {
-    double gg[4][3];  // G g, in float64 so U is rounded once
-    for (int k = 0; k < 3; ++k) {
-      gg[0][k] = g[k];
-      gg[1][k] = 0.5 * (double(g[k]) + g[3 + k] + g[6 + k]);
-      gg[2][k] = 0.5 * (double(g[k]) - g[3 + k] + g[6 + k]);
-      gg[3][k] = g[6 + k];
-    }
-    for (int r = 0; r < 4; ++r) {  // (G g) G^T
-      const double row[4] = {gg[r][0], 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]),
-                             0.5 * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
-      for (int k = 0; k < 4; ++k)
-        u.data()[static_cast<size_t>((r * 4 + k) * oc + i)] = float(row[k]);
-    }
+    float filter[kPositions];
+    winograd_filter(g, filter);
+    for (int xi = 0; xi < kPositions; ++xi) u.data()[static_cast<size_t>(xi * oc + i)] = filter[xi];
   }
   for (int xi = 0; xi < kPositions; ++xi) {
     u_.emplace_back(out_channels_, in_channels_, MatrixRef{u.data() + xi * oc, in_channels_, 1});

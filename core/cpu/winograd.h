@@ -39,6 +39,10 @@ class WinogradWeight {
   std::vector<PackedA> u_;  // U[xi], O x C, one per position of the 4x4 block
 };
 
+// u[4 r + k] = (G g G^T)[r][k] for one 3x3 filter g, computed in float64 so that U is rounded
+// once. Shared with Winograd over blocks of 16 tiles (core/cpu/winograd_tiles.h).
+void winograd_filter(const float* g, float (&u)[16]);
+
 // Stride 1, dilation 1, one group, any padding: what the im2col kernel computes, to float32
 // rounding.
 bool winograd_fits(const Shape& weight, const Conv2dParams& params);

@@ -9,6 +9,7 @@
 
 #include "core/cpu/loops.h"
 #include "core/cpu/vec.h"
+#include "core/cpu/winograd.h"
 
 namespace wick::cpu {
 
@@ -45,32 +46,20 @@ struct Geometry {
   int64_t parity_floats() const { return (h / 2 + 1) * tiles_w(); }
 };
 
-// U[xi][c][o] = (G g G^T)[xi] for g = weight[o][c], in float64 so that U is rounded once.
+// U[xi][c][o] = (G g G^T)[xi] for g = weight[o][c], the threads taking output channels (at 64 x 64
+// channels, 4096 filters on every call).
 void transform_weight(const float* weight, int64_t o_total, int64_t c_total, float* u) {
-  for (int64_t o = 0; o < o_total; ++o) {
-    for (int64_t c = 0; c < c_total; ++c) {
-      const float* g = weight + (o * c_total + c) * 9;
-      double gg[4][3];  // G g
-      for (int k = 0; k < 3; ++k) {
-        gg[0][k] = g[k];
-        gg[1][k] = 0.5 * (double(g[k]) + g[3 + k] + g[6 + k]);
-        gg[2][k] = 0.5 * (double(g[k]) - g[3 + k] + g[6 + k]);
-        gg[3][k] = g[6 + k];
-      }
-      for (int r = 0; r < 4; ++r) {  // (G g) G^T
-        const double row[4] = {gg[r][0], 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]),
-                               0.5 * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
-        for (int k = 0; k < 4; ++k) u[((r * 4 + k) * c_total + c) * o_total + o] = float(row[k]);
+  parallel_for(o_total, 1, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      for (int64_t c = 0; c < c_total; ++c) {
+        float filter[kPositions];
+        winograd_filter(weight + (o * c_total + c) * 9, filter);
+        for (int xi = 0; xi < kPositions; ++xi) u[(xi * c_total + c) * o_total + o] = filter[xi];
       }
     }
-  }
+  });
 }
 
-// One channel's padded rows y (zeros at y = 0 and y = h + 1, and left and right of each row)
-// transformed along their columns: rq[q][y % 2][(y / 2) * tiles_w + tx] = (d B)[q] for the 4
-// columns d = padded[y][2 tx .. 2 tx + 3] of tile column tx. 32 input floats at a time: part of
-// a row (TW = 16: 16 tiles or more to a row), or 32 / w whole rows (TW = 8 or 4), their lanes
-// grouped by row.
 // Lane shuffles with the indices fixed at compile time (__builtin_shufflevector: GCC 12 and
 // Clang), so each is one permute: lane l of the result is lane index(l) of the pair (a, b).
 template <class Index, size_t... L>
