@@ -90,6 +90,28 @@ def threads(n):
         wick.set_num_threads(saved)
 
 
+def torch_conv_with_grads(rng, shape, out, stride, pad):
+    """Random float32 x [shape], weight [out, C, 3, 3], bias and dY; PyTorch's output and its
+    gradients for x, weight and bias, as NumPy arrays."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    wt = rng.standard_normal((out, shape[1], 3, 3)).astype(np.float32)
+    b = rng.standard_normal(out).astype(np.float32)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
+    want = torch.nn.functional.conv2d(tx, tw, tb, stride=stride, padding=pad)
+    dy = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    want.backward(torch.from_numpy(dy))
+    expected = [t.detach().numpy() for t in (want, tx.grad, tw.grad, tb.grad)]
+    return (x, wt, b, dy), expected
+
+
+def wick_conv_with_grads(x, wt, b, dy, stride, pad):
+    """wick's output and its gradients for x, weight and bias, as NumPy arrays."""
+    wx, ww, wb = (wick.tensor(a, requires_grad=True) for a in (x, wt, b))
+    got = F.conv2d(wx, ww, wb, stride=stride, padding=pad)
+    got.backward(wick.tensor(dy))
+    return [t.detach().numpy() for t in (got, wx.grad, ww.grad, wb.grad)]
+
+
 DIRECT_CASES = [  # (batch, in channels, out channels, stride, padding, (height, width))
     (1, 1, 1, 1, 1, (8, 8)),
     (1, 3, 16, 1, 1, (32, 32)),
@@ -114,27 +136,13 @@ def test_direct_equals_im2col_and_torch(case, nthreads):
     weight) and, with 256 outputs per image and an image per thread, the weight gradient (Note
     [weight gradient over padded rows]) against PyTorch and against im2col + GEMM."""
     n, c, o, stride, pad, (h, w) = case
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
-    wt = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
-    b = rng.standard_normal(o).astype(np.float32)
-    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
-    want = torch.nn.functional.conv2d(tx, tw, tb, stride=stride, padding=pad)
-    dy = rng.standard_normal(tuple(want.shape)).astype(np.float32)
-    want.backward(torch.from_numpy(dy))
-
-    def run():
-        wx, ww, wb = (wick.tensor(a, requires_grad=True) for a in (x, wt, b))
-        got = F.conv2d(wx, ww, wb, stride=stride, padding=pad)
-        got.backward(wick.tensor(dy))
-        return [t.detach().numpy() for t in (got, wx.grad, ww.grad, wb.grad)]
-
+    inputs, expected = torch_conv_with_grads(np.random.default_rng(2), (n, c, h, w), o, stride, pad)
     with threads(nthreads):
-        direct = run()
+        direct = wick_conv_with_grads(*inputs, stride, pad)
         with im2col_only():
-            reference = run()
-    for got, ref, expected in zip(direct, reference, (want, tx.grad, tw.grad, tb.grad)):
-        close(got, expected.detach().numpy(), 1e-5)
+            reference = wick_conv_with_grads(*inputs, stride, pad)
+    for got, ref, want in zip(direct, reference, expected):
+        close(got, want, 1e-5)
         close(got, ref, 1e-6)
 
 
@@ -166,29 +174,15 @@ def test_winograd_over_tiles_equals_direct_and_torch(case, nthreads):
     if wick.backends.cpu.get_cpu_capability() != "AVX512":
         pytest.skip("Winograd over tiles is chosen on AVX-512 builds")
     n, c, o, (h, w) = case
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
-    wt = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
-    b = rng.standard_normal(o).astype(np.float32)
-    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
-    want = torch.nn.functional.conv2d(tx, tw, tb, padding=1)
-    dy = rng.standard_normal(tuple(want.shape)).astype(np.float32)
-    want.backward(torch.from_numpy(dy))
-
-    def run():
-        wx, ww, wb = (wick.tensor(a, requires_grad=True) for a in (x, wt, b))
-        got = F.conv2d(wx, ww, wb, padding=1)
-        got.backward(wick.tensor(dy))
-        return [t.detach().numpy() for t in (got, wx.grad, ww.grad, wb.grad)]
-
+    inputs, expected = torch_conv_with_grads(np.random.default_rng(3), (n, c, h, w), o, 1, 1)
     with threads(nthreads):
-        winograd = run()
+        winograd = wick_conv_with_grads(*inputs, 1, 1)
         with direct_only():
-            direct = run()
+            direct = wick_conv_with_grads(*inputs, 1, 1)
         with im2col_only():
-            reference = run()
-    for got, ref, expected in zip(winograd, reference, (want, tx.grad, tw.grad, tb.grad)):
-        close(got, expected.detach().numpy(), 1e-5)
+            reference = wick_conv_with_grads(*inputs, 1, 1)
+    for got, ref, want in zip(winograd, reference, expected):
+        close(got, want, 1e-5)
         close(got, ref, 1e-5)
     assert not np.array_equal(winograd[0], direct[0]), "the forward did not run Winograd"
     assert not np.array_equal(winograd[1], direct[1]), "the input gradient did not run Winograd"
