@@ -43,19 +43,28 @@ inline int thread_slot() {
 #endif
 }
 
+constexpr size_t kCacheLine = 64;
+
 // A buffer of this thread's, one per Tag, kept between calls and only grown (Note [reused
 // packing buffers] in gemm.cpp: allocated per call, a batch-1 ResNet-18's first layer faulted in
 // 7 MB of fresh pages every time). Not zeroed. Take it before a parallel region, which must not
-// throw; a thread's slice of it is then written inside.
+// throw; a thread's slice of it is then written inside. Starts on a cache line: new[] gives 16
+// bytes, and a 64-byte vector load or store that straddles two lines costs two.
 template <class Tag, class T = float>
 T* thread_scratch(size_t elements) {
+  static_assert(alignof(T) <= kCacheLine);
   thread_local std::unique_ptr<T[]> buffer;
+  thread_local T* aligned = nullptr;
   thread_local size_t capacity = 0;
   if (capacity < elements) {
-    buffer.reset(new T[elements]);
+    constexpr size_t kSlack = kCacheLine / sizeof(T) + 1;
+    buffer.reset(new T[elements + kSlack]);
+    void* start = buffer.get();
+    size_t space = (elements + kSlack) * sizeof(T);
+    aligned = static_cast<T*>(std::align(kCacheLine, elements * sizeof(T), start, space));
     capacity = elements;
   }
-  return buffer.get();
+  return aligned;
 }
 
 constexpr int64_t kParallelGrain = 32768;
