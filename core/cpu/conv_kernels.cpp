@@ -405,14 +405,20 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
   }
   std::vector<PackedA> packed_flipped;  // float32: packed once for every image
   bool dx_direct = false;               // ... or run for all images at once (direct, Winograd)
-  bool dw_direct = false;               // Note [weight gradient over padded rows]
+  bool dw_done = false;                 // ... for all images at once (Winograd, direct)
   if constexpr (std::is_same_v<T, float>) {
-    dw_direct = grad_weight.defined() && direct_conv_enabled() && s.n >= threads &&
-                s.oh * s.ow >= kMinDirectWeightGradOutputs &&
-                direct_conv_fits(weight.shape(), p, s.ow);
-    if (dw_direct) {
+    // Note [Winograd's weight gradient over tiles], else Note [weight gradient over padded rows]
+    if (grad_weight.defined() && winograd_tiles_chosen(weight.shape(), p, s.n, s.h, s.w) &&
+        winograd_tiles_weight_grad_fits(weight.shape(), p, s.n, s.h, s.w)) {
+      conv2d_winograd_tiles_weight_grad(x, s.n, s.c, s.h, s.w, dy, s.o,
+                                        static_cast<float*>(grad_weight.data_ptr()));
+      dw_done = true;
+    } else if (grad_weight.defined() && direct_conv_enabled() && s.n >= threads &&
+               s.oh * s.ow >= kMinDirectWeightGradOutputs &&
+               direct_conv_fits(weight.shape(), p, s.ow)) {
       conv2d_direct_weight_grad(x, dy, s.n, s.c, s.h, s.w, s.o, p,
                                 static_cast<float*>(grad_weight.data_ptr()));
+      dw_done = true;
     }
     const bool dx_winograd =
         dx_as_conv && winograd_tiles_chosen({s.c, s.o, s.kh, s.kw}, tp, s.n, s.oh, s.ow);
@@ -432,7 +438,7 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
   for_each_image(s.n, [&](int64_t n, int t) {
     cols[t].resize(cols_size);
     const T* dyn = dy + n * s.o * L;
-    if (grad_weight.defined() && !dw_direct) {
+    if (grad_weight.defined() && !dw_done) {
       partial_dw[t].resize(s.o * kg, Acc(0));
       im2col(x + n * s.c * s.h * s.w, s, p, cols[t].data());
       for (int64_t k = 0; k < g; ++k) {  // dW_k += dY_k [og, L] @ cols_k^T [L, kg]
@@ -466,7 +472,7 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
       }
     }
   });
-  if (grad_weight.defined() && !dw_direct) {
+  if (grad_weight.defined() && !dw_done) {
     T* dw = static_cast<T*>(grad_weight.data_ptr());
     for (int64_t i = 0; i < s.o * kg; ++i) {
       Acc total = 0;

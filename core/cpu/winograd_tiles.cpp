@@ -232,10 +232,136 @@ void transform_output(const float* m, const Geometry& s, int64_t chunk_tiles, in
   }
 }
 
+// The weight gradient (Note [Winograd's weight gradient over tiles]).
+
+// One image's dY, [O][H*W], as [H*W][O]: 16 x 16 blocks transposed in registers by four rounds
+// of interleaving rows k and k + 8 (a perfect shuffle; after four, row k holds column k).
+void transpose_channels(const float* dy, int64_t o_total, int64_t positions, float* dyt) {
+  for (int64_t o0 = 0; o0 < o_total; o0 += kLanes) {
+    for (int64_t p0 = 0; p0 < positions; p0 += kLanes) {
+      Tiles rows[kLanes], next[kLanes];
+      for (int k = 0; k < kLanes; ++k) rows[k] = load(dy + (o0 + k) * positions + p0);
+      for (int round = 0; round < 4; ++round) {
+        for (int k = 0; k < kLanes / 2; ++k) {
+          next[2 * k] = shuffle<Interleave<0>>(rows[k], rows[k + kLanes / 2]);
+          next[2 * k + 1] = shuffle<Interleave<kLanes / 2>>(rows[k], rows[k + kLanes / 2]);
+        }
+        std::copy(next, next + kLanes, rows);
+      }
+      for (int k = 0; k < kLanes; ++k) store(dyt + (p0 + k) * o_total + o0, rows[k]);
+    }
+  }
+}
+
+// N[xi][first + t][o] = (A dy A^T)[xi] for the image's tiles t, 16 output channels to a vector,
+// from dyt = dY^T [H*W][O]. A's rows are (1, 0), (1, 1), (1, -1), (0, -1).
+void transform_grad(const float* dyt, const Geometry& s, int64_t chunk_tiles, int64_t first,
+                    float* n) {
+  const int64_t tw = s.tiles_w(), position = position_floats(s.o, chunk_tiles);
+  for (int64_t t = 0; t < s.tiles(); ++t) {
+    const float* top = dyt + (2 * (t / tw) * s.w + 2 * (t % tw)) * s.o;
+    const float* bottom = top + s.w * s.o;
+    float* dst = n + (first + t) * s.o;
+    for (int64_t o = 0; o < s.o; o += kLanes) {
+      const Tiles d[2][2] = {{load(top + o), load(top + s.o + o)},
+                             {load(bottom + o), load(bottom + s.o + o)}};
+      Tiles e[2][4];  // dy A^T
+      for (int i = 0; i < 2; ++i)
+        e[i][0] = d[i][0], e[i][1] = d[i][0] + d[i][1], e[i][2] = d[i][0] - d[i][1],
+        e[i][3] = -d[i][1];
+      for (int k = 0; k < 4; ++k) {
+        store(dst + k * position + o, e[0][k]);
+        store(dst + (4 + k) * position + o, e[0][k] + e[1][k]);
+        store(dst + (8 + k) * position + o, e[0][k] - e[1][k]);
+        store(dst + (12 + k) * position + o, -e[1][k]);
+      }
+    }
+  }
+}
+
+// dU[c0 + a][o0 + 16 j] += sum_t V[c0 + a][t] * N[t][o0 + 16 j] at one position xi: each value of
+// V broadcast once for up to 64 output channels, the sums kept in registers over all tiles.
+template <int NC, int NO>
+void grad_product_block(const float* __restrict v, const float* __restrict n, int64_t chunk_tiles,
+                        int64_t o_total, int64_t tiles, float* __restrict du) {
+  Tiles acc[NC][NO];
+  for (int a = 0; a < NC; ++a)
+    for (int j = 0; j < NO; ++j) acc[a][j] = Tiles{};
+  for (int64_t t = 0; t < tiles; ++t, n += o_total) {
+    Tiles g[NO];
+    for (int j = 0; j < NO; ++j) g[j] = load(n + j * kLanes);
+    for (int a = 0; a < NC; ++a) {
+      const float x = v[a * chunk_tiles + t];
+      for (int j = 0; j < NO; ++j) acc[a][j] += x * g[j];
+    }
+  }
+  for (int a = 0; a < NC; ++a)
+    for (int j = 0; j < NO; ++j)
+      store(du + a * o_total + j * kLanes, load(du + a * o_total + j * kLanes) + acc[a][j]);
+}
+
+using GradProductBlock = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*);
+constexpr int kGradInBlock = 6;
+
+template <int NC, int... NO>
+constexpr std::array<GradProductBlock, sizeof...(NO)> grad_product_row(
+    std::integer_sequence<int, NO...>) {
+  return {grad_product_block<NC, NO + 1>...};
+}
+template <int... NC>
+constexpr std::array<std::array<GradProductBlock, kTileVectors>, sizeof...(NC)> grad_product_table(
+    std::integer_sequence<int, NC...>) {
+  return {grad_product_row<NC + 1>(std::make_integer_sequence<int, kTileVectors>())...};
+}
+constexpr auto kGradProductBlocks =
+    grad_product_table(std::make_integer_sequence<int, kGradInBlock>());
+
+// dU[xi][c][o] += sum over the step's tiles of V[xi][c][t] * N[xi][t][o].
+void grad_products(const float* v, const float* n, const Geometry& s, int64_t chunk_tiles,
+                   int64_t tiles, float* du) {
+  for (int xi = 0; xi < kPositions; ++xi) {
+    const float* vxi = v + xi * position_floats(s.c, chunk_tiles);
+    const float* nxi = n + xi * position_floats(s.o, chunk_tiles);
+    float* duxi = du + xi * s.c * s.o;
+    for (int64_t c0 = 0; c0 < s.c; c0 += kGradInBlock) {
+      const int nc = static_cast<int>(std::min<int64_t>(kGradInBlock, s.c - c0));
+      for (int64_t o0 = 0; o0 < s.o; o0 += kStepTiles) {
+        const int no = static_cast<int>(std::min<int64_t>(kStepTiles, s.o - o0) / kLanes);
+        kGradProductBlocks[nc - 1][no - 1](vxi + c0 * chunk_tiles, nxi + o0, chunk_tiles, s.o,
+                                           tiles, duxi + c0 * s.o + o0);
+      }
+    }
+  }
+}
+
+// dW[o][c] = G^T dU[c][o] G, G's columns being (1, 1/2, 1/2, 0), (0, 1/2, -1/2, 0), (0, 1/2, 1/2,
+// 1) (winograd_filter's G).
+void weight_from_transform(const float* du, int64_t o, int64_t c_total, int64_t o_total,
+                           float* dw) {
+  for (int64_t c = 0; c < c_total; ++c) {
+    double m[4][4];
+    for (int xi = 0; xi < kPositions; ++xi)
+      m[xi / 4][xi % 4] = du[(xi * c_total + c) * o_total + o];
+    double h[3][4];  // G^T m
+    for (int k = 0; k < 4; ++k) {
+      h[0][k] = m[0][k] + 0.5 * (m[1][k] + m[2][k]);
+      h[1][k] = 0.5 * (m[1][k] - m[2][k]);
+      h[2][k] = 0.5 * (m[1][k] + m[2][k]) + m[3][k];
+    }
+    float* g = dw + (o * c_total + c) * 9;
+    for (int r = 0; r < 3; ++r) {
+      g[r * 3] = float(h[r][0] + 0.5 * (h[r][1] + h[r][2]));
+      g[r * 3 + 1] = float(0.5 * (h[r][1] - h[r][2]));
+      g[r * 3 + 2] = float(0.5 * (h[r][1] + h[r][2]) + h[r][3]);
+    }
+  }
+}
+
 std::atomic<bool> tiles_enabled{true};
 
 struct WeightTransform;
 struct TileBuffers;
+struct GradBuffers;
 
 }  // namespace
 
@@ -288,6 +414,59 @@ void conv2d_winograd_tiles(const float* weight, int64_t o, int64_t c, const floa
     for (int64_t k = 0; k < images; ++k)
       output(m, s, step_tiles, k * s.tiles(), bias, out + (n0 + k) * image_out);
   }
+}
+
+bool winograd_tiles_weight_grad_fits(const Shape& weight, const Conv2dParams& params, int64_t n,
+                                     int64_t h, int64_t w) {
+  return winograd_tiles_fits(weight, params, n, h, w) && weight[0] % kLanes == 0;
+}
+
+void conv2d_winograd_tiles_weight_grad(const float* input, int64_t n, int64_t c, int64_t h,
+                                       int64_t w, const float* grad_out, int64_t o,
+                                       float* grad_weight) {
+  const Geometry s{c, o, h, w};
+  const auto columns = w == 8    ? transform_columns<4>
+                       : w == 16 ? transform_columns<8>
+                                 : transform_columns<kLanes>;
+  const int64_t images_per_step = std::max<int64_t>(1, kStepTiles / s.tiles());
+  const int64_t steps = (n + images_per_step - 1) / images_per_step;
+  const int64_t step_tiles = images_per_step * s.tiles();
+  const int64_t v_floats = kPositions * position_floats(c, step_tiles);
+  const int64_t n_floats = kPositions * position_floats(o, step_tiles);
+  const int64_t du_floats = kPositions * c * o;
+  const int64_t per_thread = du_floats + v_floats + n_floats + o * h * w + 8 * s.parity_floats();
+  const int threads = max_threads();
+  float* buffers = thread_scratch<GradBuffers>(static_cast<size_t>(threads * per_thread));
+  for (int t = 0; t < threads; ++t)
+    std::fill(buffers + t * per_thread, buffers + t * per_thread + du_floats, 0.0f);
+  const int64_t image_in = c * h * w, image_out = o * h * w;
+  // A fixed block of steps per thread, so that every run adds the same numbers in the same order.
+  parallel_for(steps, 1, [&](int64_t first, int64_t last) {
+    float* du = buffers + thread_slot() * per_thread;
+    float* v = du + du_floats;
+    float* nt = v + v_floats;
+    float* dyt = nt + n_floats;
+    float* rq = dyt + image_out;
+    for (int64_t step = first; step < last; ++step) {
+      const int64_t n0 = step * images_per_step, images = std::min(images_per_step, n - n0);
+      for (int64_t k = 0; k < images; ++k) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          columns(input + (n0 + k) * image_in + ch * h * w, s, rq);
+          transform_rows(rq, s, ch, step_tiles, k * s.tiles(), v);
+        }
+        transpose_channels(grad_out + (n0 + k) * image_out, o, h * w, dyt);
+        transform_grad(dyt, s, step_tiles, k * s.tiles(), nt);
+      }
+      grad_products(v, nt, s, step_tiles, images * s.tiles(), du);
+    }
+  });
+  for (int t = 1; t < threads; ++t) {
+    const float* part = buffers + t * per_thread;
+    for (int64_t i = 0; i < du_floats; ++i) buffers[i] += part[i];
+  }
+  parallel_for(o, 1, [&](int64_t o0, int64_t o1) {
+    for (int64_t k = o0; k < o1; ++k) weight_from_transform(buffers, k, c, o, grad_weight);
+  });
 }
 
 }  // namespace wick::cpu

@@ -42,4 +42,26 @@ bool winograd_tiles_fits(const Shape& weight, const Conv2dParams& params, int64_
 void conv2d_winograd_tiles(const float* weight, int64_t o, int64_t c, const float* input, int64_t n,
                            int64_t h, int64_t w, const float* bias, float* out);
 
+// Note [Winograd's weight gradient over tiles]
+// Forward, Y = A^T (U . V) A per tile with U = G g G^T, so dL/dU = sum over tiles of
+// V . (A dY A^T), and dW = G^T (dL/dU) G: the input transformed as in the forward, dY
+// transformed 2x2 -> 4x4, then per position xi a product dU[xi] (C x O) = V[xi] (C x T) @
+// N[xi] (T x O) whose inner dimension is the batch's tiles. With tiles in the vector lanes
+// every (c, o) sum would end in a horizontal add; instead dY is transposed to channels-last
+// first (16 x 16 blocks in registers, a quarter of the floats N has), so N holds 16 output
+// channels to a vector, each value of V is broadcast, and the sums stay in registers for a step
+// and are added to the thread's dU once per step. The threads take fixed blocks of images and
+// their dU are added in thread order: the same sums on every run. The final G^T dU G per filter
+// is done in float64 (O x C x ~60 flops).
+
+// Needs O a multiple of 16 (output channels fill whole vectors), besides winograd_tiles_fits.
+bool winograd_tiles_weight_grad_fits(const Shape& weight, const Conv2dParams& params, int64_t n,
+                                     int64_t h, int64_t w);
+
+// grad_weight[O, C, 3, 3] = the weight gradient of a 3x3, stride 1, padding 1 convolution, from
+// input[N, C, H, W] and grad_out[N, O, H, W]; overwritten, not added to.
+void conv2d_winograd_tiles_weight_grad(const float* input, int64_t n, int64_t c, int64_t h,
+                                       int64_t w, const float* grad_out, int64_t o,
+                                       float* grad_weight);
+
 }  // namespace wick::cpu

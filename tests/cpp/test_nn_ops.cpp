@@ -11,7 +11,7 @@ using testing::expect_error;
 using testing::input;
 
 // The direct 3x3 convolution (Note [direct convolution over padded rows]) and Winograd over
-// tiles against im2col + GEMM in float32 and against float64, forward and input gradient. Run
+// tiles against im2col + GEMM in float32 and against float64, forward and both gradients. Run
 // here, the sanitizer builds check their reads past the padded planes, the phase planes for
 // stride 2 and the tile rows.
 TEST(Conv2d, DirectEqualsIm2col) {
@@ -36,7 +36,8 @@ TEST(Conv2d, DirectEqualsIm2col) {
                         {{4, 16, 32, 32}, 16, 1, 1, 5e-5},
                         {{5, 16, 8, 8}, 20, 1, 1, 5e-5},
                         {{4, 32, 16, 16}, 24, 1, 1, 5e-5},
-                        {{2, 17, 2, 64}, 16, 1, 1, 5e-5}};
+                        {{2, 17, 2, 64}, 16, 1, 1, 5e-5},
+                        {{3, 24, 8, 16}, 80, 1, 1, 5e-5}};  // weight gradient: 64 + 16
   for (const Case& c : cases) {
     SCOPED_TRACE("input " + to_string(c.x) + ", stride " + std::to_string(c.stride));
     Generator g(7);
