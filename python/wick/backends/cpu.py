@@ -9,7 +9,10 @@ gradient of the backward. Turned off, they run im2col + GEMM, the reference the 
 tutorials/14-convolution compare against. With 16 or more channels each way, padding 1 and batches
 of at least one image per thread, forward and input gradient run Winograd's F(2x2, 3x3) over
 blocks of 16 tiles instead (Note [Winograd over blocks of 16 tiles] in
-core/cpu/winograd_tiles.h) on AVX-512 builds; `direct_convolution = False` turns that off too.
+core/cpu/winograd_tiles.h) on AVX-512 builds, and so does the weight gradient when the output
+channels are a multiple of 16 (Note [Winograd's weight gradient over tiles]);
+`winograd_convolution = False` goes back to the direct kernel, and `direct_convolution = False`
+turns Winograd off too.
 A frozen graph (wick.compile(freeze=True)) chooses when it is built, so set these before
 compiling.
 """
