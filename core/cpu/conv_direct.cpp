@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/cpu/block_table.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/vec.h"
 
@@ -315,23 +316,12 @@ void weight_grad_block(const GradRows& dy, const float* __restrict padded, const
     for (int b = 0; b < NC; ++b) dw[((o0 + a) * g.c + c0 + b) * kTaps + tap] += lane_sum(acc[a][b]);
 }
 
-using WeightGradBlock = void (*)(const GradRows&, const float*, const Geometry&, int64_t, int64_t,
-                                 int64_t, int, float*);
-
 // weight_grad_block<no, nc> for every partial block at the channels' edges.
-template <int NO, int... NC>
-constexpr std::array<WeightGradBlock, sizeof...(NC)> weight_grad_row(
-    std::integer_sequence<int, NC...>) {
-  return {weight_grad_block<NO, NC + 1>...};
-}
-template <int... NO>
-constexpr std::array<std::array<WeightGradBlock, kGradC>, sizeof...(NO)> weight_grad_table(
-    std::integer_sequence<int, NO...>) {
-  return {weight_grad_row<NO + 1>(std::make_integer_sequence<int, kGradC>())...};
-}
-constexpr auto kWeightGradBlocks = weight_grad_table(std::make_integer_sequence<int, kGradO>());
-
-WeightGradBlock weight_grad_block_for(int no, int nc) { return kWeightGradBlocks[no - 1][nc - 1]; }
+template <int NO, int NC>
+struct WeightGradBlock {
+  static constexpr auto fn = &weight_grad_block<NO, NC>;
+};
+constexpr auto kWeightGradBlocks = block_table<WeightGradBlock, kGradO, kGradC>();
 
 // Images a thread sums before adding the lanes: enough outputs per accumulator that the lane
 // sums are a small part of the work, few enough that the group's rows stay in L2.
@@ -382,7 +372,7 @@ void conv2d_direct_weight_grad(const float* input, const float* grad_out, int64_
           for (int64_t c0 = 0; c0 < c; c0 += kGradC) {
             const int no = static_cast<int>(std::min<int64_t>(kGradO, o - o0));
             const int nc = static_cast<int>(std::min<int64_t>(kGradC, c - c0));
-            weight_grad_block_for(no, nc)(dy, padded, g, images, o0, c0, tap, dw);
+            kWeightGradBlocks[no - 1][nc - 1](dy, padded, g, images, o0, c0, tap, dw);
           }
     }
   });

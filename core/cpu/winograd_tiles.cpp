@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/cpu/block_table.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/vec.h"
 #include "core/cpu/winograd.h"
@@ -124,6 +125,11 @@ void transform_columns(const float* channel, const Geometry& s, float* rq) {
   }
 }
 
+// transform_columns for images `w` wide: tiles per vector row 4 (w = 8), 8 (16) or 16.
+auto columns_for_width(int64_t w) {
+  return w == 8 ? transform_columns<4> : w == 16 ? transform_columns<8> : transform_columns<kLanes>;
+}
+
 // V[xi][c][first + t] = (B^T d B)[xi] for the image's tiles t, from the rows of
 // transform_columns: padded rows 2 ty + r of 16 consecutive tiles are 16 consecutive floats.
 void transform_rows(const float* rq, const Geometry& s, int64_t c, int64_t chunk_tiles,
@@ -163,18 +169,11 @@ void product_block(const float* __restrict u, const float* __restrict v, int64_t
     for (int j = 0; j < NT; ++j) store(m + a * chunk_tiles + j * kLanes, acc[a][j]);
 }
 
-using ProductBlock = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*);
-
-template <int NO, int... NT>
-constexpr std::array<ProductBlock, sizeof...(NT)> product_row(std::integer_sequence<int, NT...>) {
-  return {product_block<NO, NT + 1>...};
-}
-template <int... NO>
-constexpr std::array<std::array<ProductBlock, kTileVectors>, sizeof...(NO)> product_table(
-    std::integer_sequence<int, NO...>) {
-  return {product_row<NO + 1>(std::make_integer_sequence<int, kTileVectors>())...};
-}
-constexpr auto kProductBlocks = product_table(std::make_integer_sequence<int, kOutBlock>());
+template <int NO, int NT>
+struct ProductBlock {
+  static constexpr auto fn = &product_block<NO, NT>;
+};
+constexpr auto kProductBlocks = block_table<ProductBlock, kOutBlock, kTileVectors>();
 
 // Over the first `tiles` columns of V and M, whose rows are `chunk_tiles` long.
 void products(const float* u, const float* v, const Geometry& s, int64_t chunk_tiles, int64_t tiles,
@@ -300,21 +299,12 @@ void grad_product_block(const float* __restrict v, const float* __restrict n, in
       store(du + a * o_total + j * kLanes, load(du + a * o_total + j * kLanes) + acc[a][j]);
 }
 
-using GradProductBlock = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*);
+template <int NC, int NO>
+struct GradProductBlock {
+  static constexpr auto fn = &grad_product_block<NC, NO>;
+};
 constexpr int kGradInBlock = 6;
-
-template <int NC, int... NO>
-constexpr std::array<GradProductBlock, sizeof...(NO)> grad_product_row(
-    std::integer_sequence<int, NO...>) {
-  return {grad_product_block<NC, NO + 1>...};
-}
-template <int... NC>
-constexpr std::array<std::array<GradProductBlock, kTileVectors>, sizeof...(NC)> grad_product_table(
-    std::integer_sequence<int, NC...>) {
-  return {grad_product_row<NC + 1>(std::make_integer_sequence<int, kTileVectors>())...};
-}
-constexpr auto kGradProductBlocks =
-    grad_product_table(std::make_integer_sequence<int, kGradInBlock>());
+constexpr auto kGradProductBlocks = block_table<GradProductBlock, kGradInBlock, kTileVectors>();
 
 // dU[xi][c][o] += sum over the step's tiles of V[xi][c][t] * N[xi][t][o].
 void grad_products(const float* v, const float* n, const Geometry& s, int64_t chunk_tiles,
@@ -380,9 +370,7 @@ bool winograd_tiles_fits(const Shape& weight, const Conv2dParams& p, int64_t n, 
 void conv2d_winograd_tiles(const float* weight, int64_t o, int64_t c, const float* input, int64_t n,
                            int64_t h, int64_t w, const float* bias, float* out) {
   const Geometry s{c, o, h, w};
-  const auto columns = w == 8    ? transform_columns<4>
-                       : w == 16 ? transform_columns<8>
-                                 : transform_columns<kLanes>;
+  const auto columns = columns_for_width(w);
   const auto output = w == 8    ? transform_output<4>
                       : w == 16 ? transform_output<8>
                                 : transform_output<kLanes>;
@@ -425,9 +413,7 @@ void conv2d_winograd_tiles_weight_grad(const float* input, int64_t n, int64_t c,
                                        int64_t w, const float* grad_out, int64_t o,
                                        float* grad_weight) {
   const Geometry s{c, o, h, w};
-  const auto columns = w == 8    ? transform_columns<4>
-                       : w == 16 ? transform_columns<8>
-                                 : transform_columns<kLanes>;
+  const auto columns = columns_for_width(w);
   const int64_t images_per_step = std::max<int64_t>(1, kStepTiles / s.tiles());
   const int64_t steps = (n + images_per_step - 1) / images_per_step;
   const int64_t step_tiles = images_per_step * s.tiles();

@@ -71,13 +71,18 @@ def test_float32_forward_gathers_panels_like_torch(case):
 
 
 @contextlib.contextmanager
-def im2col_only():
-    """Every convolution by im2col + GEMM, the reference (wick.backends.cpu)."""
-    wick.backends.cpu.direct_convolution = False
+def cpu_switch_off(name):
+    """wick.backends.cpu.<name> off for the block, on again after it."""
+    setattr(wick.backends.cpu, name, False)
     try:
         yield
     finally:
-        wick.backends.cpu.direct_convolution = True
+        setattr(wick.backends.cpu, name, True)
+
+
+def im2col_only():
+    """Every convolution by im2col + GEMM, the reference (wick.backends.cpu)."""
+    return cpu_switch_off("direct_convolution")
 
 
 @contextlib.contextmanager
@@ -146,14 +151,9 @@ def test_direct_equals_im2col_and_torch(case, nthreads):
         close(got, ref, 1e-6)
 
 
-@contextlib.contextmanager
 def direct_only():
     """3x3 stride-1 convolutions run directly, never by Winograd (wick.backends.cpu)."""
-    wick.backends.cpu.winograd_convolution = False
-    try:
-        yield
-    finally:
-        wick.backends.cpu.winograd_convolution = True
+    return cpu_switch_off("winograd_convolution")
 
 
 WINOGRAD_CASES = [  # (batch, in channels, out channels, (height, width)): 3x3, padding 1
