@@ -161,6 +161,7 @@ void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const BatchNormPar
   out.push_back(make_bool("training", v.training));
   out.push_back(make_float("momentum", v.momentum));
   out.push_back(make_float("eps", v.eps));
+  out.push_back(make_bool("relu", v.relu));
 }
 void describe_arg(AttrNamer&, std::vector<DispatchAttr>& out, const AdamStepParams& v) {
   out.push_back(make_float("lr", v.lr));

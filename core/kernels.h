@@ -118,20 +118,28 @@ using AvgPool2dBackwardKernel = void (*)(const Tensor& grad_out, Tensor& grad_in
 // buffers are defined, updates them in place: running = (1 - momentum) * running + momentum *
 // batch (the variance unbiased). In evaluation it normalizes with the running statistics.
 // weight and bias ([C]) may be undefined (no affine transform).
+// Note [batch norm's fused epilogue]: out = relu(bn(x) + residual), with the residual (the input's
+// shape) optional and the relu when `relu` is set - the end of a ResNet block in one pass, as
+// cuDNN's CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION does it. The backward recomputes the relu's mask
+// from x (and the residual) instead of keeping the block's output.
 struct BatchNormParams {
   bool training = true;
   double momentum = 0.1;
   double eps = 1e-5;
+  bool relu = false;
 };
 using BatchNormKernel = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                                 Tensor& running_mean, Tensor& running_var, Tensor& out,
-                                 Tensor& save_mean, Tensor& save_invstd,
-                                 const BatchNormParams& params);
-// Training-mode backward (batch statistics); undefined outputs are skipped.
+                                 Tensor& running_mean, Tensor& running_var,
+                                 const Tensor& residual, Tensor& out, Tensor& save_mean,
+                                 Tensor& save_invstd, const BatchNormParams& params);
+// Training-mode backward (batch statistics); undefined outputs are skipped. bias and residual
+// are read only for the relu's mask; grad_residual is the gradient that reaches the residual.
 using BatchNormBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& input,
                                          const Tensor& weight, const Tensor& save_mean,
-                                         const Tensor& save_invstd, Tensor& grad_input,
-                                         Tensor& grad_weight, Tensor& grad_bias);
+                                         const Tensor& save_invstd, const Tensor& bias,
+                                         const Tensor& residual, Tensor& grad_input,
+                                         Tensor& grad_weight, Tensor& grad_bias,
+                                         Tensor& grad_residual, const BatchNormParams& params);
 
 // One Adam / AdamW update of `param` in place, with its moment estimates, in a single pass:
 //   g = grad (+ weight_decay * param, unless decoupled; decoupled: param *= 1 - lr weight_decay)

@@ -248,19 +248,32 @@ __global__ void batch_norm_stats_kernel(const T* x, int64_t n, int64_t c, int64_
   }
 }
 
-// y = x * scale + shift per channel, from the batch statistics (training) or the running ones.
+// bn(x) + residual at flat index e, before the fused relu (Note [batch norm's fused epilogue]):
+// one function, so that the backward's mask is the forward's to the bit.
+template <class T>
+__device__ T batch_norm_pre(const T* x, int64_t e, int64_t channel, const T* mean,
+                            const T* invstd, const T* running_var, const T* weight, const T* bias,
+                            const T* residual, double eps) {
+  double m = double(mean[channel]);
+  double inv = invstd != nullptr ? double(invstd[channel])
+                                 : 1.0 / sqrt(double(running_var[channel]) + eps);
+  double scale = inv * (weight != nullptr ? double(weight[channel]) : 1.0);
+  double shift = (bias != nullptr ? double(bias[channel]) : 0.0) - m * scale;
+  T y = T(double(x[e]) * scale + shift);
+  return residual != nullptr ? T(y + residual[e]) : y;
+}
+
+// y = relu?(x * scale + shift + residual) per channel, from the batch statistics (training) or
+// the running ones.
 template <class T>
 __global__ void batch_norm_apply_kernel(const T* x, T* y, int64_t total, int64_t c, int64_t s,
                                         const T* mean, const T* invstd, const T* running_var,
-                                        const T* weight, const T* bias, double eps) {
+                                        const T* weight, const T* bias, const T* residual,
+                                        double eps, bool relu) {
   for (int64_t e = thread_index(); e < total; e += grid_stride()) {
     int64_t channel = (e / s) % c;
-    double m = double(mean[channel]);
-    double inv = invstd != nullptr ? double(invstd[channel])
-                                   : 1.0 / sqrt(double(running_var[channel]) + eps);
-    double scale = inv * (weight != nullptr ? double(weight[channel]) : 1.0);
-    double shift = (bias != nullptr ? double(bias[channel]) : 0.0) - m * scale;
-    y[e] = T(double(x[e]) * scale + shift);
+    T v = batch_norm_pre(x, e, channel, mean, invstd, running_var, weight, bias, residual, eps);
+    y[e] = relu && !(v > T(0)) ? T(0) : v;
   }
 }
 
@@ -274,12 +287,13 @@ T* mutable_ptr_or_null(Tensor& t) {
 }
 
 void batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
-                Tensor& running_var, Tensor& out, Tensor& save_mean, Tensor& save_invstd,
-                const BatchNormParams& p) {
+                Tensor& running_var, const Tensor& residual, Tensor& out, Tensor& save_mean,
+                Tensor& save_invstd, const BatchNormParams& p) {
   int64_t n = input.size(0), c = input.size(1), s = input.numel() / std::max<int64_t>(1, n * c);
   if (input.numel() == 0) return;
-  if (cudnn_batch_norm(input, weight, bias, running_mean, running_var, out, save_mean, save_invstd,
-                       p)) {
+  const bool fused = p.relu || residual.defined();  // cuDNN's fused form wants NHWC
+  if (!fused && cudnn_batch_norm(input, weight, bias, running_mean, running_var, out, save_mean,
+                                 save_invstd, p)) {
     return;  // Note [cuDNN or hand-written] in cudnn_nn.cpp
   }
   LaunchContext ctx(out);
@@ -302,7 +316,7 @@ void batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, T
       }
       batch_norm_apply_kernel<T><<<ctx.blocks_for(input.numel()), kThreads, 0, ctx.stream()>>>(
           x, static_cast<T*>(out.data_ptr()), input.numel(), c, s, mean, invstd, var,
-          ptr_or_null<T>(weight), ptr_or_null<T>(bias), p.eps);
+          ptr_or_null<T>(weight), ptr_or_null<T>(bias), ptr_or_null<T>(residual), p.eps, p.relu);
       WICK_KERNEL_CHECK();
     } else {
       throw TypeError(error_message("batch_norm", "expected float32 or float64 statistics"));
@@ -310,20 +324,36 @@ void batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, T
   });
 }
 
-// Per channel: sum(dy) and sum(dy * x_hat), in double, into sums[2c] and sums[2c + 1].
+// The gradient at flat index e before batch norm: dz, masked by the fused relu.
 template <class T>
-__global__ void batch_norm_backward_reduce_kernel(const T* dy, const T* x, int64_t n, int64_t c,
-                                                  int64_t s, const T* mean, const T* invstd,
-                                                  double* sums, T* grad_weight, T* grad_bias) {
+struct MaskedGrad {
+  const T *dz, *x, *mean, *invstd, *weight, *bias, *residual;
+  bool relu;
+  __device__ T operator()(int64_t e, int64_t channel) const {
+    if (!relu) return dz[e];
+    T v = batch_norm_pre(x, e, channel, mean, invstd, static_cast<const T*>(nullptr), weight,
+                         bias, residual, 0.0);
+    return v > T(0) ? dz[e] : T(0);
+  }
+};
+
+// Per channel: sum(dy) and sum(dy * x_hat), in double, into sums[2c] and sums[2c + 1]; dy into
+// grad_residual when it is wanted.
+template <class T>
+__global__ void batch_norm_backward_reduce_kernel(MaskedGrad<T> dy, int64_t n, int64_t c,
+                                                  int64_t s, double* sums, T* grad_weight,
+                                                  T* grad_bias, T* grad_residual) {
   __shared__ double shared_dy[256], shared_dyx[256];
   int64_t channel = blockIdx.x, count = n * s;
-  double m = double(mean[channel]), inv = double(invstd[channel]);
+  double m = double(dy.mean[channel]), inv = double(dy.invstd[channel]);
   double sum_dy = 0, sum_dyx = 0;
   for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
     int64_t e = ((k / s) * c + channel) * s + k % s;
-    double g = double(dy[e]);
+    T gt = dy(e, channel);
+    if (grad_residual != nullptr) grad_residual[e] = gt;
+    double g = double(gt);
     sum_dy += g;
-    sum_dyx += g * (double(x[e]) - m) * inv;
+    sum_dyx += g * (double(dy.x[e]) - m) * inv;
   }
   shared_dy[threadIdx.x] = sum_dy;
   shared_dyx[threadIdx.x] = sum_dyx;
@@ -344,50 +374,54 @@ __global__ void batch_norm_backward_reduce_kernel(const T* dy, const T* x, int64
 
 // dx = w * invstd * (dy - mean(dy) - x_hat * mean(dy * x_hat))
 template <class T>
-__global__ void batch_norm_backward_input_kernel(const T* dy, const T* x, T* dx, int64_t total,
-                                                 int64_t count, int64_t c, int64_t s, const T* mean,
-                                                 const T* invstd, const T* weight,
+__global__ void batch_norm_backward_input_kernel(MaskedGrad<T> dy, T* dx, int64_t total,
+                                                 int64_t count, int64_t c, int64_t s,
                                                  const double* sums) {
   for (int64_t e = thread_index(); e < total; e += grid_stride()) {
     int64_t channel = (e / s) % c;
-    double m = double(mean[channel]), inv = double(invstd[channel]);
-    double k = inv * (weight != nullptr ? double(weight[channel]) : 1.0);
-    double x_hat = (double(x[e]) - m) * inv;
+    double m = double(dy.mean[channel]), inv = double(dy.invstd[channel]);
+    double k = inv * (dy.weight != nullptr ? double(dy.weight[channel]) : 1.0);
+    double x_hat = (double(dy.x[e]) - m) * inv;
     double mean_dy = sums[2 * channel] / double(count);
     double mean_dyx = sums[2 * channel + 1] / double(count);
-    dx[e] = T(k * (double(dy[e]) - mean_dy - x_hat * mean_dyx));
+    dx[e] = T(k * (double(dy(e, channel)) - mean_dy - x_hat * mean_dyx));
   }
 }
 
 void batch_norm_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
-                         const Tensor& save_mean, const Tensor& save_invstd, Tensor& grad_input,
-                         Tensor& grad_weight, Tensor& grad_bias) {
+                         const Tensor& save_mean, const Tensor& save_invstd, const Tensor& bias,
+                         const Tensor& residual, Tensor& grad_input, Tensor& grad_weight,
+                         Tensor& grad_bias, Tensor& grad_residual, const BatchNormParams& p) {
   int64_t n = input.size(0), c = input.size(1), s = input.numel() / std::max<int64_t>(1, n * c);
   if (input.numel() == 0) return;
-  if (cudnn_batch_norm_backward(grad_out, input, weight, save_mean, save_invstd, grad_input,
-                                grad_weight, grad_bias)) {
+  const bool fused = p.relu || grad_residual.defined();
+  if (!fused && cudnn_batch_norm_backward(grad_out, input, weight, save_mean, save_invstd,
+                                          grad_input, grad_weight, grad_bias)) {
     return;
   }
   LaunchContext ctx(input);
-  Tensor dy = grad_out.is_contiguous() ? grad_out : grad_out.contiguous();
+  Tensor dz = grad_out.is_contiguous() ? grad_out : grad_out.contiguous();
   DeviceBuffer sums(2 * c * sizeof(double));
   visit_floating("batch_norm_backward", input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      const T* x = static_cast<const T*>(input.data_ptr());
-      const T* g = static_cast<const T*>(dy.data_ptr());
-      const T* mean = static_cast<const T*>(save_mean.data_ptr());
-      const T* invstd = static_cast<const T*>(save_invstd.data_ptr());
+      MaskedGrad<T> dy{static_cast<const T*>(dz.data_ptr()),
+                       static_cast<const T*>(input.data_ptr()),
+                       static_cast<const T*>(save_mean.data_ptr()),
+                       static_cast<const T*>(save_invstd.data_ptr()),
+                       ptr_or_null<T>(weight),
+                       ptr_or_null<T>(bias),
+                       ptr_or_null<T>(residual),
+                       p.relu};
       auto* sum_ptr = static_cast<double*>(sums.data());
       batch_norm_backward_reduce_kernel<T><<<static_cast<unsigned>(c), 256, 0, ctx.stream()>>>(
-          g, x, n, c, s, mean, invstd, sum_ptr, mutable_ptr_or_null<T>(grad_weight),
-          mutable_ptr_or_null<T>(grad_bias));
+          dy, n, c, s, sum_ptr, mutable_ptr_or_null<T>(grad_weight),
+          mutable_ptr_or_null<T>(grad_bias), mutable_ptr_or_null<T>(grad_residual));
       WICK_KERNEL_CHECK();
       if (grad_input.defined()) {
         batch_norm_backward_input_kernel<T>
             <<<ctx.blocks_for(input.numel()), kThreads, 0, ctx.stream()>>>(
-                g, x, static_cast<T*>(grad_input.data_ptr()), input.numel(), n * s, c, s, mean,
-                invstd, ptr_or_null<T>(weight), sum_ptr);
+                dy, static_cast<T*>(grad_input.data_ptr()), input.numel(), n * s, c, s, sum_ptr);
         WICK_KERNEL_CHECK();
       }
     } else {

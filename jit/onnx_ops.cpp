@@ -85,7 +85,11 @@ class Translation {
       for (size_t k = 1; k < 5; ++k) {
         if (n_.params[k] < 0) e_.fail("batch_norm without weight, bias or running statistics");
       }
-      result(5, "BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, &made);
+      // Note [batch norm's fused epilogue]: only training fuses, and training does not export.
+      if (attr("relu").i != 0 || n_.params[5] >= 0) {
+        e_.fail("batch_norm with a fused residual or relu (export the model in eval mode)");
+      }
+      result(6, "BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, &made);
       set_float(made, "epsilon", attr("eps").f);
     } else if (n_.op == OpKey::softmax || n_.op == OpKey::log_softmax) {
       result(1, info_.export_name, {in(0)}, &made);

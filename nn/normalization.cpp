@@ -23,7 +23,13 @@ BatchNorm::BatchNorm(const char* type_name, int64_t num_features, double eps, do
   }
 }
 
-Tensor BatchNorm::forward(const Tensor& input) {
+Tensor BatchNorm::forward(const Tensor& input) { return normalize(input, Tensor(), false); }
+
+Tensor BatchNorm::forward_relu(const Tensor& input, const Tensor& residual) {
+  return normalize(input, residual, true);
+}
+
+Tensor BatchNorm::normalize(const Tensor& input, const Tensor& residual, bool relu) {
   check_input(input);
   check_value(input.size(1) == num_features_, type_name().c_str(), "expected ", num_features_,
               " channels (dim 1); got input of shape ", input.shape());
@@ -32,6 +38,10 @@ Tensor BatchNorm::forward(const Tensor& input) {
   if (training_ && num_batches_tracked.defined()) {
     NoGradGuard no_grad;
     num_batches_tracked.add_(1);
+  }
+  if (relu) {
+    return batch_norm_relu(input, running_mean, running_var, weight, bias, use_batch_stats,
+                           momentum_, eps_, residual);
   }
   return functional::batch_norm(input, running_mean, running_var, weight, bias, use_batch_stats,
                                 momentum_, eps_);

@@ -14,6 +14,9 @@ class BatchNorm : public Module {
   BatchNorm(const char* type_name, int64_t num_features, double eps, double momentum, bool affine,
             bool track_running_stats);
   Tensor forward(const Tensor& input) override;
+  // relu(forward(input) + residual) in one kernel each way (wick::batch_norm_relu); the residual
+  // may be undefined. ResNet's blocks call it in training.
+  Tensor forward_relu(const Tensor& input, const Tensor& residual = Tensor());
   std::string extra_repr() const override;
   Tensor weight, bias;                                    // [C], when affine
   Tensor running_mean, running_var, num_batches_tracked;  // when tracking running stats
@@ -22,6 +25,7 @@ class BatchNorm : public Module {
   virtual void check_input(const Tensor& input) const = 0;
 
  private:
+  Tensor normalize(const Tensor& input, const Tensor& residual, bool relu);
   int64_t num_features_;
   double eps_, momentum_;
 };

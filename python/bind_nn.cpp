@@ -204,6 +204,18 @@ void init_nn(py::module_& root) {
       py::arg("weight") = py::none(), py::arg("bias") = py::none(), py::arg("training") = false,
       py::arg("momentum") = 0.1, py::arg("eps") = 1e-5);
   m.def(
+      "batch_norm_relu",
+      [](const Tensor& x, py::handle mean, py::handle var, py::handle w, py::handle b,
+         bool training, double momentum, double eps, py::handle residual) {
+        return batch_norm_relu(x, optional_tensor(mean, "running_mean"),
+                               optional_tensor(var, "running_var"), optional_tensor(w, "weight"),
+                               optional_tensor(b, "bias"), training, momentum, eps,
+                               optional_tensor(residual, "residual"));
+      },
+      py::arg("input"), py::arg("running_mean"), py::arg("running_var"),
+      py::arg("weight") = py::none(), py::arg("bias") = py::none(), py::arg("training") = false,
+      py::arg("momentum") = 0.1, py::arg("eps") = 1e-5, py::arg("residual") = py::none());
+  m.def(
       "layer_norm",
       [](const Tensor& x, py::handle shape, py::handle w, py::handle b, double eps) {
         Shape s = PyLong_Check(shape.ptr()) ? Shape{shape.cast<int64_t>()}

@@ -136,6 +136,7 @@ TensorList AvgPool2dGradBackward::apply(const Tensor& u) {
 
 TensorList BatchNormBackward::apply(const Tensor& grad) {
   Tensor x = input.unpack(*this), w = weight.unpack(*this);
+  Tensor b = bias.unpack(*this), r = residual.unpack(*this);
   Tensor g = grad.to(x.dtype());
   if (recording()) {
     // create_graph: the same formula with differentiable ops, and the batch statistics
@@ -148,22 +149,35 @@ TensorList BatchNormBackward::apply(const Tensor& grad) {
     Shape per_channel = Shape::filled(x.dim(), 1);
     per_channel[1] = x.size(1);
     Tensor centered = x - x.sum(dims, true) / count;
-    Tensor invstd = rsqrt((centered * centered).sum(dims, true) / count + eps);
+    Tensor invstd = rsqrt((centered * centered).sum(dims, true) / count + params.eps);
     Tensor normalized = centered * invstd;
+    if (params.relu) {  // the relu's mask, a constant of the second derivative
+      Tensor mask;
+      {
+        NoGradGuard no_grad;
+        Tensor pre = w.defined() ? normalized * w.reshape(per_channel) : normalized;
+        if (b.defined()) pre = pre + b.reshape(per_channel);
+        if (r.defined()) pre = pre + r;
+        mask = gt(pre, 0.0).to(g.dtype());
+      }
+      g = g * mask;
+    }
     Tensor scale = w.defined() ? w.reshape(per_channel) * invstd : invstd;
     Tensor mean_g = g.sum(dims, true) / count;
     Tensor mean_g_normalized = (g * normalized).sum(dims, true) / count;
     return {next[0] ? scale * (g - mean_g - normalized * mean_g_normalized) : Tensor(),
-            next[1] ? (g * normalized).sum(dims) : Tensor(), next[2] ? g.sum(dims) : Tensor()};
+            next[1] ? (g * normalized).sum(dims) : Tensor(), next[2] ? g.sum(dims) : Tensor(),
+            next[3] ? g : Tensor()};
   }
   g = g.contiguous();
   Tensor grad_input = empty_if(next[0] != nullptr, x.shape(), x);
   Tensor grad_weight = empty_if(next[1] != nullptr, Shape{x.size(1)}, x);
   Tensor grad_bias = empty_if(next[2] != nullptr, Shape{x.size(1)}, x);
+  Tensor grad_residual = empty_if(next[3] != nullptr, x.shape(), x);
   dispatch<BatchNormBackwardKernel>(OpKey::batch_norm_backward, g.device(), g, x, w,
-                                    save_mean.unpack(*this), save_invstd.unpack(*this), grad_input,
-                                    grad_weight, grad_bias);
-  return {grad_input, grad_weight, grad_bias};
+                                    save_mean.unpack(*this), save_invstd.unpack(*this), b, r,
+                                    grad_input, grad_weight, grad_bias, grad_residual, params);
+  return {grad_input, grad_weight, grad_bias, grad_residual};
 }
 
 }  // namespace wick

@@ -65,13 +65,15 @@ struct AvgPool2dGradBackward : Node {  // input: grad
 Tensor avg_pool2d_grad(const Tensor& grad, const Shape& input_shape, const Pool2dParams& params,
                        bool adaptive);
 
-struct BatchNormBackward : Node {  // inputs: input, weight, bias (training mode)
+struct BatchNormBackward : Node {  // inputs: input, weight, bias, residual (training mode)
   SavedTensor input, weight, save_mean, save_invstd;
-  double eps = 1e-5;
+  SavedTensor bias, residual;  // for the relu's mask (Note [batch norm's fused epilogue])
+  BatchNormParams params;
   const char* name() const override { return "BatchNormBackward"; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override {
     input.reset(), weight.reset(), save_mean.reset(), save_invstd.reset();
+    bias.reset(), residual.reset();
   }
 };
 

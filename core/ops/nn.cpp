@@ -218,36 +218,47 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair2 output_size) {
   return unbatch(out, input);
 }
 
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
-  detail::check_defined("batch_norm", input);
-  check_value(input.dim() >= 2, "batch_norm", "expected input of shape [N, C, ...]; got ",
-              input.shape());
-  check_type(input.is_floating_point(), "batch_norm", "expected a floating-point input; got ",
+namespace {
+
+Tensor batch_norm_with_epilogue(const Tensor& input, const Tensor& running_mean,
+                                const Tensor& running_var, const Tensor& weight,
+                                const Tensor& bias, bool training, double momentum, double eps,
+                                const Tensor& residual, bool relu) {
+  const char* op = residual.defined() || relu ? "batch_norm_relu" : "batch_norm";
+  detail::check_defined(op, input);
+  check_value(input.dim() >= 2, op, "expected input of shape [N, C, ...]; got ", input.shape());
+  check_type(input.is_floating_point(), op, "expected a floating-point input; got ",
              input.dtype());
   int64_t channels = input.size(1);
   for (const Tensor* t : {&running_mean, &running_var, &weight, &bias}) {
-    check_value(!t->defined() || (t->dim() == 1 && t->size(0) == channels), "batch_norm",
+    check_value(!t->defined() || (t->dim() == 1 && t->size(0) == channels), op,
                 "per-channel tensors must have shape (", channels, ",); got ",
                 t->defined() ? to_string(t->shape()) : std::string("undefined"));
   }
-  check_value(training || (running_mean.defined() && running_var.defined()), "batch_norm",
+  if (residual.defined()) {
+    check_value(residual.shape() == input.shape(), op, "the residual must have the input's shape ",
+                input.shape(), "; got ", residual.shape());
+    check_type(residual.is_floating_point(), op, "expected a floating-point residual; got ",
+               residual.dtype());
+    check_value(residual.device() == input.device(), op, "the residual is on ",
+                residual.device().str(), ", the input on ", input.device().str());
+  }
+  check_value(training || (running_mean.defined() && running_var.defined()), op,
               "evaluation mode needs running_mean and running_var");
-  check_value(!training || input.numel() / channels > 1, "batch_norm",
+  check_value(!training || input.numel() / channels > 1, op,
               "expected more than 1 value per channel when training; got input of shape ",
               input.shape());
   // Statistics are computed in float32 (float64 stays float64), as autocast prescribes.
   DType compute = input.dtype() == kFloat64 ? kFloat64 : kFloat32;
-  // Input and weight keep their history: they are saved, and a create_graph backward
+  // Input, weight and residual keep their history: they are saved, and a create_graph backward
   // differentiates through them.
   auto prepare = [&](const Tensor& t) {
     return t.defined() ? detail::cast(t, compute).contiguous() : Tensor();
   };
-  Tensor x = prepare(input), w = prepare(weight);
+  Tensor x = prepare(input), w = prepare(weight), r = prepare(residual);
   Tensor b = bias.defined() ? prepare(bias).detach() : Tensor();
 
-  if (!training && needs_grad(input, weight, bias)) {
+  if (!training && needs_grad(input, weight, bias, residual)) {
     // Evaluation with autograd: a fixed affine map, expressed with differentiable ops.
     Shape per_channel = Shape::filled(input.dim(), 1);
     per_channel[1] = channels;
@@ -256,6 +267,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
         (input.to(compute) - running_mean.detach().to(compute).reshape(per_channel)) * scale;
     if (weight.defined()) out = out * weight.to(compute).reshape(per_channel);
     if (bias.defined()) out = out + bias.to(compute).reshape(per_channel);
+    if (residual.defined()) out = out + r;
+    if (relu) out = wick::relu(out);
     return out.to(input.dtype());
   }
 
@@ -266,8 +279,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   Tensor rm = running_mean, rv = running_var;
   if (rm.defined() && rm.dtype() != compute) rm = rm.to(compute);
   if (rv.defined() && rv.dtype() != compute) rv = rv.to(compute);
-  BatchNormParams params{training, momentum, eps};
-  dispatch<BatchNormKernel>(OpKey::batch_norm, x.device(), x, w, b, rm, rv, out, save_mean,
+  BatchNormParams params{training, momentum, eps, relu};
+  dispatch<BatchNormKernel>(OpKey::batch_norm, x.device(), x, w, b, rm, rv, r, out, save_mean,
                             save_invstd, params);
   if (training) {
     NoGradGuard no_grad;
@@ -275,16 +288,36 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     if (rv.defined() && !rv.is_same(running_var)) running_var.detach().copy_(rv);
     if (rm.defined()) running_mean.bump_version();
   }
-  if (training && needs_grad(input, weight, bias)) {
-    auto node = make_node<BatchNormBackward>({&input, &weight, &bias});
+  if (training && needs_grad(input, weight, bias, residual)) {
+    auto node = make_node<BatchNormBackward>({&input, &weight, &bias, &residual});
     node->input = SavedTensor(x);
     node->weight = SavedTensor(w);
     node->save_mean = SavedTensor(save_mean);
     node->save_invstd = SavedTensor(save_invstd);
-    node->eps = eps;
+    if (relu) {  // the mask is recomputed from x, the affine map and the residual
+      node->bias = SavedTensor(b);
+      node->residual = SavedTensor(r.defined() ? r.detach() : r);
+    }
+    node->params = params;
     set_history(out, node);
   }
   return out.dtype() == input.dtype() ? out : out.to(input.dtype());
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  return batch_norm_with_epilogue(input, running_mean, running_var, weight, bias, training,
+                                  momentum, eps, Tensor(), false);
+}
+
+Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                       double eps, const Tensor& residual) {
+  return batch_norm_with_epilogue(input, running_mean, running_var, weight, bias, training,
+                                  momentum, eps, residual, true);
 }
 
 }  // namespace wick

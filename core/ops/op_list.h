@@ -162,11 +162,13 @@
     Floating, Keep, "AdaptiveAvgPool2DBackward", "GlobalAveragePool")                             \
   X(adaptive_avg_pool2d_backward, AvgPool2dBackwardKernel, "grad_output", "output_size: int[2]",  \
     Floating, Keep, "", "")                                                                       \
-  X(batch_norm,   BatchNormKernel, "input, weight, bias, running_mean, running_var",              \
-    "training: bool, momentum: float, eps: float",                                                \
+  X(batch_norm,   BatchNormKernel,                                                                \
+    "input, weight, bias, running_mean, running_var, residual",                                   \
+    "training: bool, momentum: float, eps: float, relu: bool",                                    \
     Floating, Float32, "NativeBatchNormBackward", "BatchNormalization")                           \
   X(batch_norm_backward, BatchNormBackwardKernel,                                                 \
-    "grad_output, input, weight, save_mean, save_invstd", "",                                     \
+    "grad_output, input, weight, save_mean, save_invstd, bias, residual",                         \
+    "training: bool, momentum: float, eps: float, relu: bool",                                    \
     Floating, Keep, "", "")                                                                       \
   X(cumsum,       ScanKernel,      "input", "dim: int",                                           \
     SumLike,  Keep, "CumsumBackward", "CumSum")                                                   \

@@ -55,11 +55,12 @@ int fold_conv_batchnorm(Graph& g) {
   int folded = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& bn = g.nodes[i];
-    if (bn.kind != NodeKind::Kernel || bn.op != OpKey::batch_norm || attr(bn, "training") != 0) {
+    if (bn.kind != NodeKind::Kernel || bn.op != OpKey::batch_norm || attr(bn, "training") != 0 ||
+        attr(bn, "relu") != 0 || bn.params[5] >= 0) {
       continue;
     }
-    // batch_norm's tensors: input, weight, bias, running_mean, running_var, out, save_mean,
-    // save_invstd (BatchNormKernel in core/kernels.h).
+    // batch_norm's tensors: input, weight, bias, running_mean, running_var, residual, out,
+    // save_mean, save_invstd (BatchNormKernel in core/kernels.h).
     int x = bn.params[0];
     const Value& xv = g.value(x);
     if (xv.producer < 0) continue;
@@ -73,8 +74,8 @@ int fold_conv_batchnorm(Graph& g) {
     for (int k = 1; k <= 4; ++k)
       stats_constant = stats_constant && constant_or_none(g, bn.params[static_cast<size_t>(k)]);
     if (!stats_constant || bn.params[3] < 0 || bn.params[4] < 0) continue;
-    if (uses(g, bn.params[6]) > 0 || uses(g, bn.params[7]) > 0) continue;
-    const Value& y = g.value(bn.params[5]);
+    if (uses(g, bn.params[7]) > 0 || uses(g, bn.params[8]) > 0) continue;
+    const Value& y = g.value(bn.params[6]);
     if (y.shape != xv.shape || y.strides != xv.strides || y.dtype != xv.dtype) continue;
 
     // Computed on the host in float64 (any device's tensors), then put where the weight lives.
@@ -92,7 +93,7 @@ int fold_conv_batchnorm(Graph& g) {
             .to(w.device(), w.dtype());
     conv.params[1] = add_constant(g, new_w.contiguous());
     conv.params[2] = add_constant(g, new_b.contiguous());
-    g.replace_uses(bn.params[5], x);
+    g.replace_uses(bn.params[6], x);
     dead[i] = true;
     ++folded;
   }

@@ -39,6 +39,14 @@ void initialise(nn::Module& model, bool zero_init_residual) {
   }
 }
 
+// relu(bn(x) + residual): in training one fused kernel each way (BatchNorm::forward_relu); in
+// evaluation the separate ops, the graph that tracing, conv+BN folding and ONNX export expect.
+Tensor bn_relu(nn::BatchNorm2d& bn, const Tensor& x, const Tensor& residual = Tensor()) {
+  if (bn.is_training()) return bn.forward_relu(x, residual);
+  Tensor out = bn(x);
+  return relu(residual.defined() ? out + residual : out);
+}
+
 }  // namespace
 
 BasicBlock::BasicBlock(int64_t inplanes, int64_t planes, int64_t stride,
@@ -53,8 +61,8 @@ BasicBlock::BasicBlock(int64_t inplanes, int64_t planes, int64_t stride,
 
 Tensor BasicBlock::forward(const Tensor& x) {
   Tensor identity = downsample ? (*downsample)(x) : x;
-  Tensor out = relu((*bn1)((*conv1)(x)));
-  return relu((*bn2)((*conv2)(out)) + identity);
+  Tensor out = bn_relu(*bn1, (*conv1)(x));
+  return bn_relu(*bn2, (*conv2)(out), identity);
 }
 
 Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride,
@@ -71,9 +79,9 @@ Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride,
 
 Tensor Bottleneck::forward(const Tensor& x) {
   Tensor identity = downsample ? (*downsample)(x) : x;
-  Tensor out = relu((*bn1)((*conv1)(x)));
-  out = relu((*bn2)((*conv2)(out)));
-  return relu((*bn3)((*conv3)(out)) + identity);
+  Tensor out = bn_relu(*bn1, (*conv1)(x));
+  out = bn_relu(*bn2, (*conv2)(out));
+  return bn_relu(*bn3, (*conv3)(out), identity);
 }
 
 ResNet::ResNet(BlockKind block, const std::vector<int64_t>& layers, int64_t num_classes,
@@ -117,7 +125,7 @@ ResNet::ResNet(BlockKind block, const std::vector<int64_t>& layers, int64_t num_
 }
 
 Tensor ResNet::forward(const Tensor& input) {
-  Tensor x = (*maxpool)(relu((*bn1)((*conv1)(input))));
+  Tensor x = (*maxpool)(bn_relu(*bn1, (*conv1)(input)));
   x = (*layer4)((*layer3)((*layer2)((*layer1)(x))));
   return (*fc)((*avgpool)(x).flatten(1));
 }
@@ -175,7 +183,7 @@ CifarResNet::CifarResNet(int64_t blocks_per_stage, int64_t num_classes, int64_t 
 }
 
 Tensor CifarResNet::forward(const Tensor& input) {
-  Tensor x = relu((*bn1)((*conv1)(input)));
+  Tensor x = bn_relu(*bn1, (*conv1)(input));
   x = (*layer3)((*layer2)((*layer1)(x)));
   return (*fc)((*avgpool)(x).flatten(1));
 }

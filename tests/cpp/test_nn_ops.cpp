@@ -236,6 +236,36 @@ TEST(BatchNorm, Gradcheck) {
       [&](const TensorList& t) { return batch_norm(t[0], rm, rv, t[1], t[2], false); }, {x, w, b}));
 }
 
+// Note [batch norm's fused epilogue]: relu(batch_norm(x) + residual) in one kernel each way.
+TEST(BatchNorm, FusedReluAndResidualEqualTheSeparateOps) {
+  Tensor x = input({4, 3, 5, 6}), w = input({3}, 2), b = input({3}, 3), r = input({4, 3, 5, 6}, 4);
+  EXPECT_TRUE(gradcheck(
+      [](const TensorList& t) {
+        return batch_norm_relu(t[0], Tensor(), Tensor(), t[1], t[2], true, 0.1, 1e-5, t[3]);
+      },
+      {x, w, b, r}));
+  // float32, as ResNet trains: the fused forward and gradients against the three ops.
+  std::vector<Tensor> fused, plain;
+  for (Tensor* t : {&x, &w, &b, &r}) {
+    fused.push_back(t->detach().to(kFloat32).requires_grad_());
+    plain.push_back(t->detach().to(kFloat32).requires_grad_());
+  }
+  Tensor rm = zeros({3}), rv = ones({3}), rm2 = zeros({3}), rv2 = ones({3});
+  Tensor y = batch_norm_relu(fused[0], rm, rv, fused[1], fused[2], true, 0.1, 1e-5, fused[3]);
+  Tensor z = relu(batch_norm(plain[0], rm2, rv2, plain[1], plain[2], true, 0.1, 1e-5) + plain[3]);
+  EXPECT_TRUE(allclose(y, z, 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(rv, rv2, 1e-6, 1e-7));
+  Tensor dz = randn({4, 3, 5, 6});
+  y.backward(dz);
+  z.backward(dz);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    EXPECT_TRUE(allclose(fused[i].grad(), plain[i].grad(), 1e-4, 1e-5)) << "input " << i;
+  }
+  expect_error<std::invalid_argument>(
+      [&] { batch_norm_relu(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5, ones({4, 3, 5})); },
+      "[batch_norm_relu] the residual must have the input's shape (4, 3, 5, 6); got (4, 3, 5)");
+}
+
 TEST(NnOps, BadArguments) {
   expect_error<std::invalid_argument>(
       [] {

@@ -25,6 +25,18 @@ def conv1x1(in_planes, out_planes, stride=1):
     return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
 
 
+def bn_relu(bn, relu, x, residual=None):
+    """relu(bn(x) + residual). In training with a plain BatchNorm2d, one fused kernel
+    (F.batch_norm_relu: one pass over the data each way instead of three); otherwise the separate
+    modules, the graph that tracing, conv+BN folding and ONNX export expect - and what PyTorch
+    runs when benchmarks/resnet_vs_pytorch.py builds this source with torch.nn (no forward_relu)."""
+    fused = getattr(bn, "forward_relu", None)
+    if fused is not None and bn.training and type(bn) is nn.BatchNorm2d and type(relu) is nn.ReLU:
+        return fused(x, residual)
+    out = bn(x)
+    return relu(out if residual is None else out + residual)
+
+
 class BasicBlock(nn.Module):
     """Two 3x3 convolutions with batch norm; the input (or its downsampled projection) is added
     before the last ReLU."""
@@ -49,9 +61,8 @@ class BasicBlock(nn.Module):
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return self.relu(out + identity)
+        out = bn_relu(self.bn1, self.relu, self.conv1(x))
+        return bn_relu(self.bn2, self.relu, self.conv2(out), identity)
 
 
 class Bottleneck(nn.Module):
@@ -77,10 +88,9 @@ class Bottleneck(nn.Module):
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.relu(self.bn2(self.conv2(out)))
-        out = self.bn3(self.conv3(out))
-        return self.relu(out + identity)
+        out = bn_relu(self.bn1, self.relu, self.conv1(x))
+        out = bn_relu(self.bn2, self.relu, self.conv2(out))
+        return bn_relu(self.bn3, self.relu, self.conv3(out), identity)
 
 
 class ResNet(nn.Module):
@@ -127,7 +137,7 @@ class ResNet(nn.Module):
         return nn.Sequential(*layers)
 
     def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.maxpool(bn_relu(self.bn1, self.relu, self.conv1(x)))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         return self.fc(wick.flatten(self.avgpool(x), 1))
 
@@ -217,7 +227,7 @@ class CifarResNet(nn.Module):
         _initialise(self, zero_init_residual=False)
 
     def forward(self, x):
-        x = self.relu(self.bn1(self.conv1(x)))
+        x = bn_relu(self.bn1, self.relu, self.conv1(x))
         x = self.layer3(self.layer2(self.layer1(x)))
         return self.fc(wick.flatten(self.avgpool(x), 1))
 

@@ -50,6 +50,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                           eps)
 
 
+def batch_norm_relu(input, running_mean, running_var, weight=None, bias=None, training=False,
+                    momentum=0.1, eps=1e-5, residual=None):
+    """relu(batch_norm(input, ...) + residual) in one pass over the data, and one in backward: the
+    end of a ResNet block. wick's own, like MXNet's BatchNormWithReLU, PaddlePaddle's
+    fused_bn_add_activation and cuDNN's CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION; PyTorch runs the
+    three ops one after another. residual (input's shape) may be None."""
+    return _nn.batch_norm_relu(input, running_mean, running_var, weight, bias, training,
+                               momentum, eps, residual)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     if max_norm is not None or scale_grad_by_freq or sparse:

@@ -53,6 +53,14 @@ class _BatchNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
+        return self._normalize(input, F.batch_norm)
+
+    def forward_relu(self, input, residual=None):
+        """relu(self(input) + residual), fused into batch norm's kernels
+        (F.batch_norm_relu): ResNet's blocks call it in training. Forward hooks do not see it."""
+        return self._normalize(input, F.batch_norm_relu, residual=residual)
+
+    def _normalize(self, input, batch_norm, **fused):
         if input.dim() not in self._expected_dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._expected_dims)} "
                              f"input (got {input.dim()}D input)")
@@ -64,9 +72,9 @@ class _BatchNorm(Module):
                 factor = 1.0 / float(self.num_batches_tracked)
         use_batch_stats = self.training or not self.track_running_stats
         track = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if track else None,
-                            self.running_var if track else None, self.weight, self.bias,
-                            use_batch_stats, factor, self.eps)
+        return batch_norm(input, self.running_mean if track else None,
+                          self.running_var if track else None, self.weight, self.bias,
+                          use_batch_stats, factor, self.eps, **fused)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
