@@ -129,9 +129,9 @@ struct BatchNormParams {
   bool relu = false;
 };
 using BatchNormKernel = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                                 Tensor& running_mean, Tensor& running_var,
-                                 const Tensor& residual, Tensor& out, Tensor& save_mean,
-                                 Tensor& save_invstd, const BatchNormParams& params);
+                                 Tensor& running_mean, Tensor& running_var, const Tensor& residual,
+                                 Tensor& out, Tensor& save_mean, Tensor& save_invstd,
+                                 const BatchNormParams& params);
 // Training-mode backward (batch statistics); undefined outputs are skipped. bias and residual
 // are read only for the relu's mask; grad_residual is the gradient that reaches the residual.
 using BatchNormBackwardKernel = void (*)(const Tensor& grad_out, const Tensor& input,

@@ -251,12 +251,12 @@ __global__ void batch_norm_stats_kernel(const T* x, int64_t n, int64_t c, int64_
 // bn(x) + residual at flat index e, before the fused relu (Note [batch norm's fused epilogue]):
 // one function, so that the backward's mask is the forward's to the bit.
 template <class T>
-__device__ T batch_norm_pre(const T* x, int64_t e, int64_t channel, const T* mean,
-                            const T* invstd, const T* running_var, const T* weight, const T* bias,
-                            const T* residual, double eps) {
+__device__ T batch_norm_pre(const T* x, int64_t e, int64_t channel, const T* mean, const T* invstd,
+                            const T* running_var, const T* weight, const T* bias, const T* residual,
+                            double eps) {
   double m = double(mean[channel]);
-  double inv = invstd != nullptr ? double(invstd[channel])
-                                 : 1.0 / sqrt(double(running_var[channel]) + eps);
+  double inv =
+      invstd != nullptr ? double(invstd[channel]) : 1.0 / sqrt(double(running_var[channel]) + eps);
   double scale = inv * (weight != nullptr ? double(weight[channel]) : 1.0);
   double shift = (bias != nullptr ? double(bias[channel]) : 0.0) - m * scale;
   T y = T(double(x[e]) * scale + shift);
@@ -331,8 +331,8 @@ struct MaskedGrad {
   bool relu;
   __device__ T operator()(int64_t e, int64_t channel) const {
     if (!relu) return dz[e];
-    T v = batch_norm_pre(x, e, channel, mean, invstd, static_cast<const T*>(nullptr), weight,
-                         bias, residual, 0.0);
+    T v = batch_norm_pre(x, e, channel, mean, invstd, static_cast<const T*>(nullptr), weight, bias,
+                         residual, 0.0);
     return v > T(0) ? dz[e] : T(0);
   }
 };
@@ -340,9 +340,9 @@ struct MaskedGrad {
 // Per channel: sum(dy) and sum(dy * x_hat), in double, into sums[2c] and sums[2c + 1]; dy into
 // grad_residual when it is wanted.
 template <class T>
-__global__ void batch_norm_backward_reduce_kernel(MaskedGrad<T> dy, int64_t n, int64_t c,
-                                                  int64_t s, double* sums, T* grad_weight,
-                                                  T* grad_bias, T* grad_residual) {
+__global__ void batch_norm_backward_reduce_kernel(MaskedGrad<T> dy, int64_t n, int64_t c, int64_t s,
+                                                  double* sums, T* grad_weight, T* grad_bias,
+                                                  T* grad_residual) {
   __shared__ double shared_dy[256], shared_dyx[256];
   int64_t channel = blockIdx.x, count = n * s;
   double m = double(dy.mean[channel]), inv = double(dy.invstd[channel]);

@@ -134,9 +134,8 @@ void with_epilogue(bool relu, bool residual, const F& f) {
 
 template <class T>
 void batch_norm_impl(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                     Tensor& running_mean, Tensor& running_var, const Tensor& residual,
-                     Tensor& out, Tensor& save_mean, Tensor& save_invstd,
-                     const BatchNormParams& p) {
+                     Tensor& running_mean, Tensor& running_var, const Tensor& residual, Tensor& out,
+                     Tensor& save_mean, Tensor& save_invstd, const BatchNormParams& p) {
   Layout l = layout(input);
   const T* x = static_cast<const T*>(input.data_ptr());
   const T* r = residual.defined() ? static_cast<const T*>(residual.data_ptr()) : nullptr;
@@ -222,7 +221,8 @@ void batch_norm_backward_impl(const Tensor& grad_out, const Tensor& input, const
       }
       with_epilogue(true, r != nullptr, [&](auto, auto add) {
         const Affine<T> map = a;
-        finish([=](int64_t i) { return keep_if_positive(map.template pre<add>(x[i], r, i), dz[i]); });
+        finish(
+            [=](int64_t i) { return keep_if_positive(map.template pre<add>(x[i], r, i), dz[i]); });
       });
     }
   });
@@ -236,8 +236,8 @@ void batch_norm_kernel(const Tensor& input, const Tensor& weight, const Tensor& 
     batch_norm_impl<double>(input, weight, bias, running_mean, running_var, residual, out,
                             save_mean, save_invstd, p);
   } else {
-    batch_norm_impl<float>(input, weight, bias, running_mean, running_var, residual, out,
-                           save_mean, save_invstd, p);
+    batch_norm_impl<float>(input, weight, bias, running_mean, running_var, residual, out, save_mean,
+                           save_invstd, p);
   }
 }
 
@@ -251,9 +251,8 @@ void batch_norm_backward_kernel(const Tensor& grad_out, const Tensor& input, con
                                      residual, grad_input, grad_weight, grad_bias, grad_residual,
                                      p);
   } else {
-    batch_norm_backward_impl<float>(grad_out, input, weight, save_mean, save_invstd, bias,
-                                    residual, grad_input, grad_weight, grad_bias, grad_residual,
-                                    p);
+    batch_norm_backward_impl<float>(grad_out, input, weight, save_mean, save_invstd, bias, residual,
+                                    grad_input, grad_weight, grad_bias, grad_residual, p);
   }
 }
 

@@ -221,14 +221,13 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair2 output_size) {
 namespace {
 
 Tensor batch_norm_with_epilogue(const Tensor& input, const Tensor& running_mean,
-                                const Tensor& running_var, const Tensor& weight,
-                                const Tensor& bias, bool training, double momentum, double eps,
-                                const Tensor& residual, bool relu) {
+                                const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                                bool training, double momentum, double eps, const Tensor& residual,
+                                bool relu) {
   const char* op = residual.defined() || relu ? "batch_norm_relu" : "batch_norm";
   detail::check_defined(op, input);
   check_value(input.dim() >= 2, op, "expected input of shape [N, C, ...]; got ", input.shape());
-  check_type(input.is_floating_point(), op, "expected a floating-point input; got ",
-             input.dtype());
+  check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());
   int64_t channels = input.size(1);
   for (const Tensor* t : {&running_mean, &running_var, &weight, &bias}) {
     check_value(!t->defined() || (t->dim() == 1 && t->size(0) == channels), op,

@@ -42,7 +42,6 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // core/kernels.h); the residual, of the input's shape, may be undefined. The end of a ResNet block.
 Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                        const Tensor& weight, const Tensor& bias, bool training,
-                       double momentum = 0.1, double eps = 1e-5,
-                       const Tensor& residual = Tensor());
+                       double momentum = 0.1, double eps = 1e-5, const Tensor& residual = Tensor());
 
 }  // namespace wick

@@ -262,7 +262,9 @@ TEST(BatchNorm, FusedReluAndResidualEqualTheSeparateOps) {
     EXPECT_TRUE(allclose(fused[i].grad(), plain[i].grad(), 1e-4, 1e-5)) << "input " << i;
   }
   expect_error<std::invalid_argument>(
-      [&] { batch_norm_relu(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5, ones({4, 3, 5})); },
+      [&] {
+        batch_norm_relu(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5, ones({4, 3, 5}));
+      },
       "[batch_norm_relu] the residual must have the input's shape (4, 3, 5, 6); got (4, 3, 5)");
 }
 
