@@ -34,7 +34,8 @@ T value_or(const Tensor& t, int64_t i, T fallback) {
 // sums over its N rows of S contiguous values each.
 // Written as `omp simd` reductions: a plain loop adding into one accumulator is a chain of
 // dependent adds (one per 4 cycles), which the compiler may not reorder; the pragma lets it keep a
-// vector of partial sums - the same partial sums, in the same order, on every run. ResNet-20's 16-channel batch norms at batch 64 sum 65,536 values per channel; forward
+// vector of partial sums - the same partial sums, in the same order, on every run. ResNet-20's
+// 16-channel batch norms at batch 64 sum 65,536 values per channel; forward
 // + backward of that layer on 2 threads went from 2.5 to 0.8 ms, and a ResNet-20 training step
 // (batch 64) from 257-303 to 244-279 ms on one thread, 138-148 to 127-144 ms on two.
 // Each sum runs in T over runs of at most kSumRun contiguous values, and the runs' sums add up in
@@ -48,7 +49,8 @@ template <class F>
 void for_each_run(const Layout& l, int64_t c, const F& f) {
   for (int64_t n = 0; n < l.n; ++n) {
     const int64_t base = (n * l.c + c) * l.s, end = base + l.s;
-    for (int64_t begin = base; begin < end; begin += kSumRun) f(begin, std::min(end, begin + kSumRun));
+    for (int64_t begin = base; begin < end; begin += kSumRun)
+      f(begin, std::min(end, begin + kSumRun));
   }
 }
 
@@ -68,8 +70,8 @@ double channel_sum(const Layout& l, int64_t c, const F& term) {
 // dy(i) is the gradient at flat index i, masked by a fused relu. dy_out, when not null, gets
 // dy: the gradient of a fused residual.
 template <class T, class Dy>
-std::pair<double, double> grad_sums(const Layout& l, int64_t c, const Dy& dy_at, const T* x,
-                                    T mean, T* __restrict dy_out) {
+std::pair<double, double> grad_sums(const Layout& l, int64_t c, const Dy& dy_at, const T* x, T mean,
+                                    T* __restrict dy_out) {
   const Dy dy = dy_at;  // a local copy: dy_out's stores cannot alias its pointers
   double total_dy = 0, total_dy_xc = 0;
   for_each_run(l, c, [&](int64_t begin, int64_t end) {
