@@ -95,3 +95,25 @@ def conv2d_winograd(x, w, b=None, padding=1):
     y = y[:, :, :oh, :ow]
     return y if b is None else y + b.reshape(1, O, 1, 1)
     # END SOLUTION
+
+
+def batch_norm_relu_backward(x, weight, bias, residual, grad_out, eps=1e-5):
+    """The backward of z = relu(batch_norm(x) + residual) in training mode (batch statistics), as
+    wick's fused kernel computes it (Note [batch norm's fused epilogue]): the relu's mask is
+    recomputed from x instead of being saved, then batch norm's backward runs on the masked
+    gradient. x and residual are [N, C, H, W], weight and bias [C]; returns (dx, dweight, dbias,
+    dresidual), without autograd."""
+    # BEGIN SOLUTION: mean/var over (0, 2, 3); x_hat; dy = grad_out where x_hat * w + b + residual > 0; dw = sum(dy x_hat), db = sum(dy); dx = w invstd (dy - mean(dy) - x_hat mean(dy x_hat))
+    dims, shape = (0, 2, 3), (1, -1, 1, 1)
+    count = x.numel() // x.shape[1]
+    mean = x.mean(dims, keepdim=True)
+    invstd = ((x - mean) ** 2).mean(dims, keepdim=True).add(eps).rsqrt()
+    x_hat = (x - mean) * invstd
+    pre = x_hat * weight.reshape(shape) + bias.reshape(shape) + residual
+    dy = wick.where(pre > 0, grad_out, wick.zeros_like(grad_out))
+    dweight, dbias = (dy * x_hat).sum(dims), dy.sum(dims)
+    mean_dy = dbias.reshape(shape) / count
+    mean_dy_xhat = dweight.reshape(shape) / count
+    dx = weight.reshape(shape) * invstd * (dy - mean_dy - x_hat * mean_dy_xhat)
+    return dx, dweight, dbias, dy
+    # END SOLUTION

@@ -53,3 +53,13 @@ def conv2d_winograd(x, w, b=None, padding=1):
     A 2-D transform P d Q^T of a flattened tile is one matrix: kron(P, Q) @ vec(d)."""
     # TODO(14): conv2d_winograd: tiles d[..., a, b] = x_p[:, :, a::2, b::2]; vec transforms with kron(BT, BT), kron(G, G), kron(AT, AT); 16 GEMMs over C (bmm)
     raise NotImplementedError("conv2d_winograd: tiles d[..., a, b] = x_p[:, :, a::2, b::2]; vec transforms with kron(BT, BT), kron(G, G), kron(AT, AT); 16 GEMMs over C (bmm)")
+
+
+def batch_norm_relu_backward(x, weight, bias, residual, grad_out, eps=1e-5):
+    """The backward of z = relu(batch_norm(x) + residual) in training mode (batch statistics), as
+    wick's fused kernel computes it (Note [batch norm's fused epilogue]): the relu's mask is
+    recomputed from x instead of being saved, then batch norm's backward runs on the masked
+    gradient. x and residual are [N, C, H, W], weight and bias [C]; returns (dx, dweight, dbias,
+    dresidual), without autograd."""
+    # TODO(14): batch_norm_relu_backward: mean/var over (0, 2, 3); x_hat; dy = grad_out where x_hat * w + b + residual > 0; dw = sum(dy x_hat), db = sum(dy); dx = w invstd (dy - mean(dy) - x_hat mean(dy x_hat))
+    raise NotImplementedError("batch_norm_relu_backward: mean/var over (0, 2, 3); x_hat; dy = grad_out where x_hat * w + b + residual > 0; dw = sum(dy x_hat), db = sum(dy); dx = w invstd (dy - mean(dy) - x_hat mean(dy x_hat))")
