@@ -224,7 +224,7 @@ Tensor batch_norm_with_epilogue(const Tensor& input, const Tensor& running_mean,
                                 const Tensor& running_var, const Tensor& weight, const Tensor& bias,
                                 bool training, double momentum, double eps, const Tensor& residual,
                                 bool relu) {
-  const char* op = residual.defined() || relu ? "batch_norm_relu" : "batch_norm";
+  const char* op = relu ? "batch_norm_relu" : "batch_norm";  // a residual comes with relu
   detail::check_defined(op, input);
   check_value(input.dim() >= 2, op, "expected input of shape [N, C, ...]; got ", input.shape());
   check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());

@@ -188,7 +188,7 @@ def translate(op, attrs, inputs, outputs, emit, constant, out_shape):
     elif op == "batch_norm":
         if attrs["training"]:
             raise Unsupported("batch_norm in training mode (export in eval mode)")
-        if attrs.get("relu") or inputs[5:6] != [""] and len(inputs) > 5:
+        if attrs.get("relu") or any(inputs[5:]):  # a fused ReLU or residual
             raise Unsupported("batch_norm with a fused residual or relu (export in eval mode)")
         emit("BatchNormalization", inputs[:5], outputs[:1], epsilon=attrs["eps"])
     else:
