@@ -69,15 +69,18 @@ class FailAt(Dataset):
 
 
 class Marked(Dataset):
-    """Leaves a file per fetched sample in `folder`, to count what the workers fetched ahead."""
+    """Leaves a file per fetched sample in `folder`, to count what the workers fetched ahead;
+    sample 0 can take `first_delay` seconds, so that the next batch arrives before it."""
 
-    def __init__(self, n, folder):
-        self.n, self.folder = n, folder
+    def __init__(self, n, folder, first_delay=0.0):
+        self.n, self.folder, self.first_delay = n, folder, first_delay
 
     def __len__(self):
         return self.n
 
     def __getitem__(self, i):
+        if i == 0:
+            time.sleep(self.first_delay)
         open(os.path.join(self.folder, str(i)), "w").close()
         return wick.full((2,), float(i))
 

@@ -184,14 +184,20 @@ def test_early_break_and_garbage_collection_stop_the_workers():
     assert all(gone(pid) for pid in pids)
 
 
-def test_prefetch_factor_bounds_work_ahead(tmp_path):
-    loader = DataLoader(Marked(30, str(tmp_path)), batch_size=1, num_workers=2, prefetch_factor=1,
-                        multiprocessing_context="fork")
+@pytest.mark.parametrize("first_delay", [0.0, 0.3])
+def test_prefetch_factor_bounds_work_ahead(tmp_path, first_delay):
+    # With first_delay, batch 1 arrives before batch 0: it still counts against worker 1's
+    # prefetch_factor until it is delivered (PyTorch's bound: prefetch_factor * num_workers).
+    loader = DataLoader(Marked(30, str(tmp_path), first_delay), batch_size=1, num_workers=2,
+                        prefetch_factor=1, multiprocessing_context="fork")
     iterator = iter(loader)
-    next(iterator)
-    time.sleep(0.5)
-    assert len(os.listdir(tmp_path)) <= 2 * 1 + 1
-    del iterator
+    try:
+        assert next(iterator).tolist() == [[0.0, 0.0]]
+        time.sleep(0.5)
+        assert len(os.listdir(tmp_path)) <= 2 * 1 + 1
+        assert [b.tolist() for b in iterator] == [[[float(i)] * 2] for i in range(1, 30)]
+    finally:
+        del iterator
 
 
 def test_persistent_workers_keep_their_processes_between_epochs():

@@ -2,7 +2,8 @@
 multiprocessing_context is given.
 
 The main process owns the order: it sends each worker (epoch, batch number, sample indices) on
-the worker's own index queue, round-robin, at most prefetch_factor tasks per worker in flight, and
+the worker's own index queue, round-robin, at most prefetch_factor of each worker's batches ahead
+of the consumer (in flight, or received early and waiting for their turn: PyTorch's bound), and
 puts the replies, which arrive on the workers' result pipes in any order, back into batch order.
 Every task gets exactly one reply - a batch, an error, "my stream has ended" (IterableDataset) or
 "stale" (a task of an epoch that was abandoned) - so the bookkeeping never guesses. A batch's
@@ -322,6 +323,11 @@ class EpochIterator:
         self._active = [True] * pool.num_workers
         self._next_worker = 0
         self._sent = self._delivered = 0
+        # Batches sent and not yet delivered, per worker: a reply that arrives ahead of its turn
+        # still counts against its worker's prefetch_factor, or a slow worker would let the fast
+        # ones run arbitrarily far ahead.
+        self._ahead = [0] * pool.num_workers
+        self._worker_of = {}  # batch number -> the worker it was sent to
         self._exhausted = False
         self._pid = os.getpid()
 
@@ -335,7 +341,7 @@ class EpochIterator:
             if not self._active[w]:
                 self._next_worker = (w + 1) % pool.num_workers
                 continue
-            if pool.outstanding[w] >= pool.prefetch_factor:
+            if max(pool.outstanding[w], self._ahead[w]) >= pool.prefetch_factor:
                 return  # strictly round-robin, so that a stream's batch order does not vary
             task = None
             if self._indices is not None:
@@ -344,6 +350,8 @@ class EpochIterator:
                     self._exhausted = True
                     return
             pool.send(w, (self._epoch, self._sent, task))
+            self._ahead[w] += 1
+            self._worker_of[self._sent] = w
             self._sent += 1
             self._next_worker = (w + 1) % pool.num_workers
 
@@ -369,6 +377,7 @@ class EpochIterator:
                     self._receive()
                     continue
                 self._record(self._delivered, wait_start)
+                self._ahead[self._worker_of.pop(self._delivered)] -= 1
                 self._delivered += 1
                 kind, payload = reply
                 if kind == _BATCH:
