@@ -100,11 +100,12 @@ void pad_channels(const float* image, const Geometry& g, int64_t c0, int64_t c1,
   }
 }
 
-// acc[o][j] = sum_c sum_tap weight[o][c][tap] * padded[c][j + offset(tap)] for one block of RO
-// output channels and the V vectors of outputs from j0; `block` is [C][9][RO].
-template <int V>
+// acc[o][j] = sum_c sum_t weight[o][c][t] * padded[c][j + offsets[t]] for one block of RO
+// output channels and the V vectors of outputs from j0; `block` is [C][NT][RO]. NT = 9 is the
+// 3x3 convolution; fewer taps are one output phase of a strided input gradient.
+template <int V, int NT>
 inline void block_step(const float* __restrict padded, const float* __restrict block,
-                       const Geometry& g, const int64_t (&offsets)[kTaps], int64_t j0,
+                       const Geometry& g, const int64_t (&offsets)[NT], int64_t j0,
                        float* __restrict acc_rows) {
   Vec acc[RO][V];
   for (int o = 0; o < RO; ++o)
@@ -112,9 +113,9 @@ inline void block_step(const float* __restrict padded, const float* __restrict b
   const int64_t plane = g.plane();
   const float* in = padded + j0;
   const float* wc = block;
-  for (int64_t c = 0; c < g.c; ++c, in += plane, wc += kTaps * RO) {
+  for (int64_t c = 0; c < g.c; ++c, in += plane, wc += NT * RO) {
 #pragma GCC unroll 9
-    for (int t = 0; t < kTaps; ++t) {
+    for (int t = 0; t < NT; ++t) {
       Vec x[V];
       for (int r = 0; r < V; ++r) x[r] = load_unaligned(in + offsets[t] + r * kVector);
 #pragma GCC unroll 8
@@ -131,18 +132,24 @@ inline void block_step(const float* __restrict padded, const float* __restrict b
 
 // Every j of the padded row space: steps of RJ vectors, then one narrower step for the rest,
 // so no more than the last vector's lanes are thrown away (an 8x8 output is 5 vectors).
+template <int NT>
 void block_kernel(const float* __restrict padded, const float* __restrict block, const Geometry& g,
-                  float* __restrict acc_rows) {
+                  const int64_t (&offsets)[NT], float* __restrict acc_rows) {
   const int64_t rows = g.rows_rounded();
-  int64_t offsets[kTaps];
-  for (int t = 0; t < kTaps; ++t) offsets[t] = g.offset(t / 3, t % 3);
   int64_t j0 = 0;
   for (; j0 + kColumnsPerStep <= rows; j0 += kColumnsPerStep)
-    block_step<RJ>(padded, block, g, offsets, j0, acc_rows);
+    block_step<RJ, NT>(padded, block, g, offsets, j0, acc_rows);
   if constexpr (RJ > 1) {
     for (; j0 + kVector <= rows; j0 += kVector)
-      block_step<1>(padded, block, g, offsets, j0, acc_rows);
+      block_step<1, NT>(padded, block, g, offsets, j0, acc_rows);
   }
+}
+
+void block_kernel(const float* __restrict padded, const float* __restrict block, const Geometry& g,
+                  float* __restrict acc_rows) {
+  int64_t offsets[kTaps];
+  for (int t = 0; t < kTaps; ++t) offsets[t] = g.offset(t / 3, t % 3);
+  block_kernel<kTaps>(padded, block, g, offsets, acc_rows);
 }
 
 // out[o][y][x] = acc[o][y * row_width + x] + bias[o] for the block's real channels.
@@ -380,6 +387,121 @@ void conv2d_direct_weight_grad(const float* input, const float* grad_out, int64_
     float total = 0.0f;
     for (int t = 0; t < threads; ++t) total += buffers[t * per_thread + group * image_floats + i];
     grad_weight[i] = total;
+  }
+}
+
+namespace {
+
+struct StridedGradBuffers;
+
+// One output phase of the strided input gradient: the taps that reach it, where they read dY's
+// padded rows, and their weights blocked as [C / RO][O][NT][RO].
+struct GradPhase {
+  int row, col, taps = 0;
+  int64_t offsets[4];
+  std::vector<float> blocked;
+};
+
+// Phase (a, b) of dX for stride 2, padding 1: dX[c][2Y + a][2X + b] sums W[o][c][i][k] *
+// dY[o][Y + dy][X + dx] over the taps with i = a + 1 and k = b + 1 (mod 2), where
+// dy = (a + 1 - i) / 2 and dx = (b + 1 - k) / 2, both 0 or 1.
+GradPhase grad_phase(const float* weight, int64_t o, int64_t c, const Geometry& g, int a, int b) {
+  GradPhase phase;
+  phase.row = a;
+  phase.col = b;
+  int rows[4], cols[4];  // the weight's tap coordinates
+  for (int i = 0; i < 3; ++i) {
+    if ((i + a + 1) % 2 != 0) continue;
+    for (int k = 0; k < 3; ++k) {
+      if ((k + b + 1) % 2 != 0) continue;
+      rows[phase.taps] = i;
+      cols[phase.taps] = k;
+      // Tap (ti, tk) of the row space reads dY[Y + ti - 1][X + tk - 1].
+      phase.offsets[phase.taps++] = g.offset((a + 1 - i) / 2 + 1, (b + 1 - k) / 2 + 1);
+    }
+  }
+  const int64_t blocks = (c + RO - 1) / RO, nt = phase.taps;
+  phase.blocked.assign(static_cast<size_t>(blocks * o * nt * RO), 0.0f);
+  for (int64_t ci = 0; ci < c; ++ci)
+    for (int64_t oi = 0; oi < o; ++oi)
+      for (int t = 0; t < nt; ++t)
+        phase.blocked[((ci / RO * o + oi) * nt + t) * RO + ci % RO] =
+            weight[((oi * c + ci) * 3 + rows[t]) * 3 + cols[t]];
+  return phase;
+}
+
+template <int NT>
+void phase_kernel(const float* padded, const GradPhase& phase, int64_t block, const Geometry& g,
+                  float* acc_rows) {
+  int64_t offsets[NT];
+  std::copy(phase.offsets, phase.offsets + NT, offsets);
+  const int64_t block_floats = g.c * NT * RO;
+  block_kernel<NT>(padded, phase.blocked.data() + block * block_floats, g, offsets, acc_rows);
+}
+
+// One block of dX's channels [c0, c1) of one image's phase: computed, then written every other
+// row and column.
+void run_grad_phase(const float* padded, const GradPhase& phase, int64_t block, const Geometry& g,
+                    int64_t c, int64_t h, int64_t w, float* acc_rows, float* dx) {
+  switch (phase.taps) {
+    case 1: phase_kernel<1>(padded, phase, block, g, acc_rows); break;
+    case 2: phase_kernel<2>(padded, phase, block, g, acc_rows); break;
+    default: phase_kernel<4>(padded, phase, block, g, acc_rows); break;
+  }
+  const int64_t rw = g.row_width(), rows = g.rows_rounded();
+  const int64_t ys = (h - phase.row + 1) / 2, xs = (w - phase.col + 1) / 2;
+  const int64_t c0 = block * RO, c1 = std::min(c, c0 + RO);
+  for (int64_t ci = c0; ci < c1; ++ci) {
+    const float* src = acc_rows + (ci - c0) * rows;
+    float* dst = dx + (ci * h + phase.row) * w + phase.col;
+    for (int64_t y = 0; y < ys; ++y)
+      for (int64_t x = 0; x < xs; ++x) dst[2 * y * w + 2 * x] = src[y * rw + x];
+  }
+}
+
+}  // namespace
+
+bool direct_strided_input_grad_fits(const Shape& weight, const Conv2dParams& p, int64_t out_width) {
+  return direct_conv_fits(weight, p, out_width) && p.stride[0] == 2 && p.padding[0] == 1 &&
+         p.padding[1] == 1;
+}
+
+void conv2d_direct_strided_input_grad(const float* weight, const float* grad_out, int64_t n,
+                                      int64_t o, int64_t c, int64_t h, int64_t w,
+                                      float* grad_input) {
+  const Geometry g{o, (h - 1) / 2 + 1, (w - 1) / 2 + 1, 1, 1, 1};  // dY's row space
+  std::vector<GradPhase> phases;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) phases.push_back(grad_phase(weight, o, c, g, a, b));
+  const int64_t blocks = (c + RO - 1) / RO, image_in = o * g.h * g.w, image_out = c * h * w;
+  const size_t acc_floats = static_cast<size_t>(RO * g.rows_rounded());
+  const size_t per_thread = static_cast<size_t>(g.padded_floats()) + acc_floats;
+  const int threads = max_threads();
+  if (n >= threads) {
+    float* buffers = thread_scratch<StridedGradBuffers>(threads * per_thread);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t i = 0; i < n; ++i) {
+      float* padded = buffers + thread_slot() * per_thread;
+      pad_channels(grad_out + i * image_in, g, 0, o, padded);
+      for (const GradPhase& phase : phases)
+        for (int64_t b = 0; b < blocks; ++b)
+          run_grad_phase(padded, phase, b, g, c, h, w, padded + g.padded_floats(),
+                         grad_input + i * image_out);
+    }
+    return;
+  }
+  float* buffers = thread_scratch<StridedGradBuffers>(static_cast<size_t>(g.padded_floats()) +
+                                                      threads * acc_floats);
+  for (int64_t i = 0; i < n; ++i) {
+    parallel_for(o, 1, [&](int64_t o0, int64_t o1) {
+      pad_channels(grad_out + i * image_in, g, o0, o1, buffers);
+    });
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+    for (int64_t k = 0; k < 4 * blocks; ++k) {
+      float* acc_rows = buffers + g.padded_floats() + thread_slot() * acc_floats;
+      run_grad_phase(buffers, phases[k / blocks], k % blocks, g, c, h, w, acc_rows,
+                     grad_input + i * image_out);
+    }
   }
 }
 

@@ -98,4 +98,22 @@ void conv2d_direct_weight_grad(const float* input, const float* grad_out, int64_
                                int64_t h, int64_t w, int64_t o, const Conv2dParams& params,
                                float* grad_weight);
 
+// Note [strided input gradient by output phases]
+// A stride-2 convolution's input gradient, as GEMM + col2im, multiplies W^T by dY into a
+// C*9 x OH*OW column matrix and scatters it back, much as im2col copies its input nine times.
+// Split dX into its four phases instead, dX[c][2Y + a][2X + b]: each is reached by the taps
+// (i, k) with i = a + 1 and k = b + 1 (mod 2) - 1, 2, 2 and 4 of the nine for padding 1 -
+// reading dY at (Y, X) or one row or column on, so each phase is a stride-1 convolution of
+// dY with its taps' weights, and conv2d_direct's kernel (Note [direct convolution over padded
+// rows]) runs it over dY's padded rows. The four phases together make the nine taps' products
+// once, as the forward does, and every dX value is written once, by its phase.
+//
+// grad_input [N, C, H, W] of a 3x3, stride-2, padding-1 convolution with `weight` [O, C, 3, 3],
+// from contiguous float32 `grad_out` [N, O, OH, OW]; where direct_strided_input_grad_fits().
+bool direct_strided_input_grad_fits(const Shape& weight, const Conv2dParams& params,
+                                    int64_t out_width);
+void conv2d_direct_strided_input_grad(const float* weight, const float* grad_out, int64_t n,
+                                      int64_t o, int64_t c, int64_t h, int64_t w,
+                                      float* grad_input);
+
 }  // namespace wick::cpu

@@ -424,7 +424,12 @@ void conv_backward(const Tensor& grad_out, const Tensor& input, const Tensor& we
         dx_as_conv && winograd_tiles_chosen({s.c, s.o, s.kh, s.kw}, tp, s.n, s.oh, s.ow);
     dx_direct = dx_winograd || (dx_as_conv && direct_conv_enabled() &&
                                 direct_conv_fits({s.c, s.o, s.kh, s.kw}, tp, s.w));
-    if (dx_winograd) {
+    // Note [strided input gradient by output phases]
+    if (dx != nullptr && !dx_as_conv && direct_conv_enabled() &&
+        direct_strided_input_grad_fits(weight.shape(), p, s.ow)) {
+      conv2d_direct_strided_input_grad(w, dy, s.n, s.o, s.c, s.h, s.w, dx);
+      dx_direct = true;
+    } else if (dx_winograd) {
       conv2d_winograd_tiles(flipped.data(), s.c, s.o, dy, s.n, s.oh, s.ow, nullptr, dx);
     } else if (dx_direct) {
       conv2d_direct(DirectConvWeight(flipped.data(), s.c, s.o), dy, s.n, s.oh, s.ow, nullptr, dx,

@@ -13,7 +13,7 @@ using testing::input;
 // The direct 3x3 convolution (Note [direct convolution over padded rows]) and Winograd over
 // tiles against im2col + GEMM in float32 and against float64, forward and both gradients. Run
 // here, the sanitizer builds check their reads past the padded planes, the phase planes for
-// stride 2 and the tile rows.
+// stride 2 (and the output phases of its input gradient) and the tile rows.
 TEST(Conv2d, DirectEqualsIm2col) {
   struct Case {
     Shape x;
@@ -30,6 +30,7 @@ TEST(Conv2d, DirectEqualsIm2col) {
                         {{2, 7, 9, 17}, 9, 1, 2},
                         {{3, 16, 32, 32}, 32, 2, 1},
                         {{2, 6, 17, 23}, 5, 2, 1},
+                        {{1, 9, 16, 21}, 7, 2, 1},  // dX by phases, one image: blocks split
                         {{1, 4, 21, 20}, 8, 2, 0},
                         // Winograd over blocks of 16 tiles (Note [Winograd over blocks of 16
                         // tiles]) where it is chosen: 16+ channels, widths 8, 16 and 32k.

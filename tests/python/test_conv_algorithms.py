@@ -127,6 +127,7 @@ DIRECT_CASES = [  # (batch, in channels, out channels, stride, padding, (height,
     (5, 2, 17, 1, 1, (6, 30)),    # an odd batch over two threads
     (3, 16, 32, 2, 1, (32, 32)),  # stride 2: four phase planes
     (2, 6, 5, 2, 1, (17, 23)),    # odd sizes: phases of unequal size
+    (1, 9, 7, 2, 1, (16, 21)),    # one image over two threads; 9 = 8 + 1 input channels
     (1, 4, 8, 2, 0, (21, 20)),
     (2, 3, 10, 2, 2, (16, 19)),
     (2, 4, 6, 1, 0, (18, 34)),    # 16 x 32 outputs: the weight gradient reads dY in place
@@ -137,9 +138,11 @@ DIRECT_CASES = [  # (batch, in channels, out channels, stride, padding, (height,
 @pytest.mark.parametrize("case", DIRECT_CASES, ids=[str(i) for i in range(len(DIRECT_CASES))])
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_direct_equals_im2col_and_torch(case, nthreads):
-    """The forward, at stride 1 the input gradient (a direct convolution of dY with the flipped
-    weight) and, with 256 outputs per image and an image per thread, the weight gradient (Note
-    [weight gradient over padded rows]) against PyTorch and against im2col + GEMM."""
+    """The forward, the input gradient (at stride 1 a direct convolution of dY with the flipped
+    weight; at stride 2 and padding 1 four, one per output phase: Note [strided input gradient
+    by output phases]) and, with 256 outputs per image and an image per thread, the weight
+    gradient (Note [weight gradient over padded rows]) against PyTorch and against im2col +
+    GEMM."""
     n, c, o, stride, pad, (h, w) = case
     inputs, expected = torch_conv_with_grads(np.random.default_rng(2), (n, c, h, w), o, stride, pad)
     with threads(nthreads):
