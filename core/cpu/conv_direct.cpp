@@ -444,9 +444,15 @@ void phase_kernel(const float* padded, const GradPhase& phase, int64_t block, co
 void run_grad_phase(const float* padded, const GradPhase& phase, int64_t block, const Geometry& g,
                     int64_t c, int64_t h, int64_t w, float* acc_rows, float* dx) {
   switch (phase.taps) {
-    case 1: phase_kernel<1>(padded, phase, block, g, acc_rows); break;
-    case 2: phase_kernel<2>(padded, phase, block, g, acc_rows); break;
-    default: phase_kernel<4>(padded, phase, block, g, acc_rows); break;
+    case 1:
+      phase_kernel<1>(padded, phase, block, g, acc_rows);
+      break;
+    case 2:
+      phase_kernel<2>(padded, phase, block, g, acc_rows);
+      break;
+    default:
+      phase_kernel<4>(padded, phase, block, g, acc_rows);
+      break;
   }
   const int64_t rw = g.row_width(), rows = g.rows_rounded();
   const int64_t ys = (h - phase.row + 1) / 2, xs = (w - phase.col + 1) / 2;
