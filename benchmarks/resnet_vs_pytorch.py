@@ -3,9 +3,12 @@ layout, batch 64, 3x32x32, SGD with momentum and weight decay) in samples/s, and
 inference latency (batch 1 and 8, 3x224x224, eval mode, no grad) in ms, each at 1 and 2 threads,
 with each process's peak resident memory.
 
-    WICK_BUILD_DIR=build /usr/bin/python3 benchmarks/resnet_vs_pytorch.py [--steps N]
+    WICK_BUILD_DIR=build /usr/bin/python3 benchmarks/resnet_vs_pytorch.py [--steps N] [--rounds R]
 
-Every case runs in a fresh process, so the peak memory is that case's alone. The references are
+Every case runs in a fresh process, so the peak memory is that case's alone. With --rounds R
+each case runs R times, the frameworks taking turns (wick, each PyTorch, wick, ...), so that a
+slow spell of a shared machine falls on all of them; the table gives the median over the rounds
+and each reference's ratio per round follows it. The references are
 Debian's PyTorch 1.13 (OpenBLAS told this processor's kernel, printed) and, when
 `scripts/setup.sh --bench` has installed it, a current PyTorch 2.x in .venv-bench. PyTorch runs
 the same networks: wick.models' source executed with `wick` and `nn` bound to torch and torch.nn
@@ -95,6 +98,17 @@ def measure(python, name, case, threads, steps):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def median_round(figures):
+    """One case's rounds as one: the median time (the upper middle of an even count) and the
+    largest peak memory; the first error if any round failed."""
+    errors = [f for f in figures if "error" in f]
+    if errors:
+        return errors[0]
+    times = sorted(f["ms"] for f in figures)
+    return dict(figures[0], ms=times[len(times) // 2],
+                peak_mib=max(f["peak_mib"] for f in figures))
+
+
 def cell(result, case):
     """The case's figure and its process's peak RSS."""
     if "error" in result:
@@ -112,6 +126,8 @@ def main():
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--framework", default="wick", help=argparse.SUPPRESS)
     parser.add_argument("--case", default=CASES[0], help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times each case runs, the frameworks taking turns (median)")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     if args.child:
@@ -130,10 +146,13 @@ def main():
     runs = [("wick", sys.executable)] + references
     started = time.perf_counter()
     for threads in (1, 2):
-        results = {}  # (case, index into runs) -> the child's figures
-        for case in CASES:
-            for i, (name, python) in enumerate(runs):
-                results[(case, i)] = measure(python, name, case, threads, args.steps)
+        rounds = {}  # (case, index into runs) -> each round's figures
+        for _ in range(args.rounds):
+            for case in CASES:
+                for i, (name, python) in enumerate(runs):
+                    rounds.setdefault((case, i), []).append(
+                        measure(python, name, case, threads, args.steps))
+        results = {key: median_round(figures) for key, figures in rounds.items()}
         versions = {i: "?" for i in range(len(runs))}  # from any case that ran
         for (_, i), r in results.items():
             versions[i] = r.get("version", versions[i])
@@ -148,10 +167,19 @@ def main():
                 ok = "error" not in r and "error" not in row[0]
                 line += f"{r['ms'] / row[0]['ms']:>15.2f}x" if ok else f"{'-':>16}"
             print(line)
+        if args.rounds > 1:
+            for i in range(1, len(runs)):
+                print(f"  wick / {labels[i][6:12]} per round: " + "; ".join(
+                    f"{case.split()[0]} {case.split()[-1]} " + " ".join(
+                        f"{ref['ms'] / own['ms']:.2f}" for own, ref in
+                        zip(rounds[(case, 0)], rounds[(case, i)])
+                        if "error" not in own and "error" not in ref)
+                    for case in CASES))
         for (case, i), r in results.items():
             if "error" in r:
                 print(f"  {case}, {runs[i][0]} under {runs[i][1]}: {r['error']}")
-    print(f"\nsummary: {len(CASES)} cases x 2 thread counts x {len(runs)} frameworks in "
+    print(f"\nsummary: {len(CASES)} cases x 2 thread counts x {len(runs)} frameworks x "
+          f"{args.rounds} round(s) in "
           f"{time.perf_counter() - started:.0f} s; a ratio above 1 means wick is faster")
 
 
