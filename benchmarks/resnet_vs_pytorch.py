@@ -3,7 +3,7 @@ layout, batch 64, 3x32x32, SGD with momentum and weight decay) in samples/s, and
 inference latency (batch 1 and 8, 3x224x224, eval mode, no grad) in ms, each at 1 and 2 threads,
 with each process's peak resident memory.
 
-    WICK_BUILD_DIR=build /usr/bin/python3 benchmarks/resnet_vs_pytorch.py [--steps N] [--rounds R]
+    WICK_BUILD_DIR=build /usr/bin/python3 benchmarks/resnet_vs_pytorch.py [--steps N] [--rounds R] [--only b1]
 
 Every case runs in a fresh process, so the peak memory is that case's alone. With --rounds R
 each case runs R times, the frameworks taking turns (wick, each PyTorch, wick, ...), so that a
@@ -128,6 +128,8 @@ def main():
     parser.add_argument("--case", default=CASES[0], help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=1,
                         help="times each case runs, the frameworks taking turns (median)")
+    parser.add_argument("--only", default="",
+                        help="run only the cases whose name contains this, e.g. 'b1'")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     if args.child:
@@ -144,11 +146,14 @@ def main():
           "training: samples/s (higher is better), inference: ms per batch (lower is better); "
           "peak RSS of each case's process in MiB")
     runs = [("wick", sys.executable)] + references
+    cases = [case for case in CASES if args.only in case]
+    if not cases:
+        parser.error(f"--only {args.only!r} matches none of {', '.join(CASES)}")
     started = time.perf_counter()
     for threads in (1, 2):
         rounds = {}  # (case, index into runs) -> each round's figures
         for _ in range(args.rounds):
-            for case in CASES:
+            for case in cases:
                 for i, (name, python) in enumerate(runs):
                     rounds.setdefault((case, i), []).append(
                         measure(python, name, case, threads, args.steps))
@@ -160,7 +165,7 @@ def main():
         print(f"\n{threads} thread(s)")
         print(f"{'case':<20}" + "".join(f"{label[:20]:>22}" for label in labels)
               + "".join(f"{'wick / ' + label[6:12]:>16}" for label in labels[1:]))
-        for case in CASES:
+        for case in cases:
             row = [results[(case, i)] for i in range(len(runs))]
             line = f"{case:<20}" + "".join(f"{cell(r, case):>22}" for r in row)
             for r in row[1:]:  # the same work per step: time ratio = speed ratio
@@ -174,11 +179,11 @@ def main():
                         f"{ref['ms'] / own['ms']:.2f}" for own, ref in
                         zip(rounds[(case, 0)], rounds[(case, i)])
                         if "error" not in own and "error" not in ref)
-                    for case in CASES))
+                    for case in cases))
         for (case, i), r in results.items():
             if "error" in r:
                 print(f"  {case}, {runs[i][0]} under {runs[i][1]}: {r['error']}")
-    print(f"\nsummary: {len(CASES)} cases x 2 thread counts x {len(runs)} frameworks x "
+    print(f"\nsummary: {len(cases)} case(s) x 2 thread counts x {len(runs)} frameworks x "
           f"{args.rounds} round(s) in "
           f"{time.perf_counter() - started:.0f} s; a ratio above 1 means wick is faster")
 
