@@ -117,3 +117,33 @@ def batch_norm_relu_backward(x, weight, bias, residual, grad_out, eps=1e-5):
     dx = weight.reshape(shape) * invstd * (dy - mean_dy - x_hat * mean_dy_xhat)
     return dx, dweight, dbias, dy
     # END SOLUTION
+
+
+def conv2d_strided_input_grad(grad_out, w, input_size):
+    """dX of a 3x3, stride-2, padding-1 convolution with weight w [O, C, 3, 3], from grad_out
+    [N, O, OH, OW], for an input of even size (H, W) = input_size, without autograd and without
+    col2im: each of dX's four phases dX[:, :, a::2, b::2] is reached only by the taps (i, k) with
+    i = a + 1 and k = b + 1 (mod 2) - 1, 2, 2 and 4 of the nine - each reading grad_out at (Y, X)
+    or one row or column on: a stride-1 convolution of grad_out (wick's kernel: Note [strided
+    input gradient by output phases])."""
+    # BEGIN SOLUTION: pad grad_out by one zero row and column at the end; phase (a, b) = sum over its taps of w[:, :, i, k]^T @ window at offset ((a + 1 - i) // 2, (b + 1 - k) // 2); interleave the phases with stack + reshape
+    N, O, oh, ow = grad_out.shape
+    C = w.shape[1]
+    height, width = input_size
+    dyp = F.pad(grad_out, (0, 1, 0, 1))
+    rows = []
+    for a in range(2):
+        phases = []
+        for b in range(2):
+            out = None
+            for i in range((a + 1) % 2, 3, 2):  # i = a + 1 (mod 2)
+                for k in range((b + 1) % 2, 3, 2):
+                    dy, dx = (a + 1 - i) // 2, (b + 1 - k) // 2
+                    window = dyp[:, :, dy:dy + height // 2, dx:dx + width // 2]
+                    term = w[:, :, i, k].transpose(0, 1) @ window.reshape(N, O, -1)
+                    out = term if out is None else out + term
+            phases.append(out.reshape(N, C, height // 2, width // 2))
+        # [N, C, H / 2, W / 2, 2]: phase b is the column's parity
+        rows.append(wick.stack(phases, dim=-1).reshape(N, C, height // 2, width))
+    return wick.stack(rows, dim=3).reshape(N, C, height, width)
+    # END SOLUTION

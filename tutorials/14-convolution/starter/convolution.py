@@ -63,3 +63,14 @@ def batch_norm_relu_backward(x, weight, bias, residual, grad_out, eps=1e-5):
     dresidual), without autograd."""
     # TODO(14): batch_norm_relu_backward: mean/var over (0, 2, 3); x_hat; dy = grad_out where x_hat * w + b + residual > 0; dw = sum(dy x_hat), db = sum(dy); dx = w invstd (dy - mean(dy) - x_hat mean(dy x_hat))
     raise NotImplementedError("batch_norm_relu_backward: mean/var over (0, 2, 3); x_hat; dy = grad_out where x_hat * w + b + residual > 0; dw = sum(dy x_hat), db = sum(dy); dx = w invstd (dy - mean(dy) - x_hat mean(dy x_hat))")
+
+
+def conv2d_strided_input_grad(grad_out, w, input_size):
+    """dX of a 3x3, stride-2, padding-1 convolution with weight w [O, C, 3, 3], from grad_out
+    [N, O, OH, OW], for an input of even size (H, W) = input_size, without autograd and without
+    col2im: each of dX's four phases dX[:, :, a::2, b::2] is reached only by the taps (i, k) with
+    i = a + 1 and k = b + 1 (mod 2) - 1, 2, 2 and 4 of the nine - each reading grad_out at (Y, X)
+    or one row or column on: a stride-1 convolution of grad_out (wick's kernel: Note [strided
+    input gradient by output phases])."""
+    # TODO(14): conv2d_strided_input_grad: pad grad_out by one zero row and column at the end; phase (a, b) = sum over its taps of w[:, :, i, k]^T @ window at offset ((a + 1 - i) // 2, (b + 1 - k) // 2); interleave the phases with stack + reshape
+    raise NotImplementedError("conv2d_strided_input_grad: pad grad_out by one zero row and column at the end; phase (a, b) = sum over its taps of w[:, :, i, k]^T @ window at offset ((a + 1 - i) // 2, (b + 1 - k) // 2); interleave the phases with stack + reshape")

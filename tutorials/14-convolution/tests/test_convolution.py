@@ -1,7 +1,8 @@
 """Lab 14's graded tests: im2col against F.unfold; the im2col, direct and Winograd convolutions
 against F.conv2d (outputs and the gradients of input, weight and bias, float64) and against
 PyTorch; then, at a ResNet-20 layer's shape, each one's time, the patch matrix's size and
-Winograd's multiplications and float32 error."""
+Winograd's multiplications and float32 error; the fused batch norm + ReLU backward and the
+stride-2 input gradient by output phases, against autograd."""
 
 import time
 
@@ -131,3 +132,20 @@ def test_fusion_side_by_side():
             run()
         figure(f"{name}, forward + backward (ms)",
                round((time.perf_counter() - start) / 5 * 1e3, 2))
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 8, 6), 4), ((1, 5, 16, 16), 7), ((3, 2, 2, 4), 3)])
+def test_strided_input_grad_by_phases_matches_autograd(shape, out):
+    """The four-phase input gradient of a stride-2, padding-1 3x3 convolution against autograd
+    through F.conv2d and against PyTorch's (float64)."""
+    x, w = tensors(7, shape, (out, shape[1], 3, 3))
+    y = F.conv2d(x, w, stride=2, padding=1)
+    (dy,) = tensors(8, tuple(y.shape))
+    (want,) = wick.autograd.grad([y], [x], [dy.detach()])
+    with wick.no_grad():
+        got = L.conv2d_strided_input_grad(dy.detach(), w.detach(), shape[2:])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    torch.nn.functional.conv2d(tx, torch.tensor(w.detach().numpy()), stride=2,
+                               padding=1).backward(torch.tensor(dy.detach().numpy()))
+    np.testing.assert_allclose(got.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-10)
