@@ -118,9 +118,11 @@ class Optimizer:
             raise
 
     def _checked(self, group):
-        """The group as the C++ side reads it, with the options wick lacks refused."""
-        _refuse_unsupported(type(self).__name__,
-                            **{key: group.get(key) for key in self._unsupported})
+        """The group as the C++ side reads it, with the options wick lacks refused (every step:
+        a plain loop, as this is on the step's path)."""
+        for key in self._unsupported:
+            if group.get(key):
+                _refuse_unsupported(type(self).__name__, **{key: group[key]})
         return group
 
     def _sync(self):
