@@ -19,7 +19,6 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
-#include "nn/lr_scheduler.h"
 #include "nn/models/resnet.h"  // wick::models: ResNets
 #include "nn/module.h"
 #include "nn/normalization.h"

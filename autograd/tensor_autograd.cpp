@@ -54,7 +54,7 @@ Tensor Tensor::grad() const {
 void Tensor::set_grad(const Tensor& grad) const {
   // PyTorch's rule and exception type (RuntimeError): a gradient must match its tensor in
   // dtype, shape and device, or an optimizer would walk the two in lockstep over different
-  // element types or counts (Note [optimizer state agreement] in nn/optim.cpp).
+  // element types or counts (Note [optimizer state agreement] in nn/optim/optimizer.cpp).
   if (grad.defined()) {
     check_state(grad.dtype() == dtype(), "set_grad",
                 "assigned grad has data of a different type: ", grad.dtype(),

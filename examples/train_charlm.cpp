@@ -28,7 +28,6 @@
 #include "examples/common/cli.h"
 #include "nn/clip_grad.h"
 #include "nn/functional.h"
-#include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "nn/rnn.h"
 #include "nn/transformer.h"

@@ -18,7 +18,6 @@
 #include "data/data.h"
 #include "examples/common/cli.h"
 #include "examples/common/trainer.h"
-#include "nn/lr_scheduler.h"
 #include "nn/models/resnet.h"
 #include "nn/optim.h"
 #include "wick.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "nn/fit.h"
-#include "nn/lr_scheduler.h"
+#include "nn/optim.h"
 
 namespace wick::nn {
 

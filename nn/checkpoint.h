@@ -11,7 +11,6 @@
 #include <map>
 #include <string>
 
-#include "nn/lr_scheduler.h"
 #include "nn/module.h"
 #include "nn/optim.h"
 

@@ -1,19 +1,64 @@
-// wick._C._optim's further learning-rate schedules (nn/lr_scheduler_more.h), added to the module
-// init_optim makes; wick.optim.lr_scheduler wraps them. Python callables (LambdaLR's lr_lambda,
-// CyclicLR's scale_fn) are called from C++ through pybind11/functional.h, with the GIL held:
-// a schedule steps once per epoch or batch, never on a hot path.
+// wick._C._optim's learning-rate schedules (nn/optim/lr_scheduler.h, nn/optim/plateau.h), added
+// to the module init_optim makes; wick.optim.lr_scheduler wraps them. Python callables (LambdaLR's
+// lr_lambda, CyclicLR's scale_fn) are called from C++ through pybind11/functional.h, with the GIL
+// held: a schedule steps once per epoch or batch, never on a hot path.
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
-#include "nn/lr_scheduler_more.h"
+#include "nn/optim.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
 
-void init_lr_scheduler_more(py::module_& m) {
+void init_lr_scheduler(py::module_& m) {
   using optim::LRScheduler;
   using optim::Optimizer;
   // Each schedule keeps a reference to its optimizer (keep_alive), like the C++ one does.
+  py::class_<LRScheduler>(m, "LRScheduler")
+      .def("step", &LRScheduler::step)
+      .def("get_last_lr", &LRScheduler::get_last_lr)
+      .def_property_readonly("last_epoch", &LRScheduler::last_epoch)
+      .def("state_dict", &LRScheduler::state_dict)
+      .def("load_state_dict", &LRScheduler::load_state_dict, py::arg("state_dict"));
+  m.def(
+      "StepLR",
+      [](Optimizer& o, int64_t step_size, double gamma) -> std::unique_ptr<LRScheduler> {
+        return std::make_unique<optim::StepLR>(o, step_size, gamma);
+      },
+      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("step_size"), py::arg("gamma"));
+  m.def(
+      "MultiStepLR",
+      [](Optimizer& o, std::vector<int64_t> milestones,
+         double gamma) -> std::unique_ptr<LRScheduler> {
+        return std::make_unique<optim::MultiStepLR>(o, std::move(milestones), gamma);
+      },
+      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("milestones"), py::arg("gamma"));
+  m.def(
+      "CosineAnnealingLR",
+      [](Optimizer& o, int64_t t_max, double eta_min) -> std::unique_ptr<LRScheduler> {
+        return std::make_unique<optim::CosineAnnealingLR>(o, t_max, eta_min);
+      },
+      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("T_max"), py::arg("eta_min"));
+  m.def(
+      "LinearLR",
+      [](Optimizer& o, double start, double end, int64_t total) -> std::unique_ptr<LRScheduler> {
+        return std::make_unique<optim::LinearLR>(o, start, end, total);
+      },
+      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("start_factor"), py::arg("end_factor"),
+      py::arg("total_iters"));
+  m.def(
+      "OneCycleLR",
+      [](Optimizer& o, double max_lr, int64_t total_steps, double pct_start, bool cos_anneal,
+         bool cycle_momentum, double base_momentum, double max_momentum, double div_factor,
+         double final_div_factor, bool three_phase) -> std::unique_ptr<LRScheduler> {
+        optim::OneCycleOptions opts{pct_start,    cos_anneal, cycle_momentum,   base_momentum,
+                                    max_momentum, div_factor, final_div_factor, three_phase};
+        return std::make_unique<optim::OneCycleLR>(o, max_lr, total_steps, opts);
+      },
+      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("max_lr"), py::arg("total_steps"),
+      py::arg("pct_start"), py::arg("cos_anneal"), py::arg("cycle_momentum"),
+      py::arg("base_momentum"), py::arg("max_momentum"), py::arg("div_factor"),
+      py::arg("final_div_factor"), py::arg("three_phase"));
   m.def(
       "ExponentialLR",
       [](Optimizer& o, double gamma) -> std::unique_ptr<LRScheduler> {

@@ -1,5 +1,5 @@
-// wick._C._optim: the C++ optimizers (nn/optim.h) and learning-rate schedules
-// (nn/lr_scheduler.h) for wick.optim.
+// wick._C._optim: the C++ optimizers (nn/optim/) for wick.optim, built by name from a PyTorch
+// defaults dict (make), and, through bind_lr_scheduler.cpp, the learning-rate schedules.
 //
 // Note [param_groups sync]
 // PyTorch code changes hyperparameters by writing into plain dicts -
@@ -12,16 +12,15 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
-#include "nn/lbfgs.h"
-#include "nn/lr_scheduler.h"
+#include <map>
+
 #include "nn/optim.h"
-#include "nn/optim_adaptive.h"
 #include "python/bind_common.h"
 
 namespace wick::python {
 
-// optim2: bind_lr_scheduler.cpp adds the further schedules to the same module.
-void init_lr_scheduler_more(py::module_& m);
+// bind_lr_scheduler.cpp adds the schedules to the same module.
+void init_lr_scheduler(py::module_& m);
 
 namespace {
 
@@ -102,6 +101,103 @@ py::dict options_dict(const optim::Options& options) {
   return d;
 }
 
+// How make() builds each optimizer: the C++ options it reads from the PyTorch dicts, and its
+// constructor over the groups and the defaults.
+struct Maker {
+  const std::vector<std::string>* keys;
+  std::unique_ptr<Optimizer> (*make)(std::vector<ParamGroup> groups, const optim::Options& o);
+};
+
+template <class T, class Opts>
+std::unique_ptr<Optimizer> build(std::vector<ParamGroup> groups, Opts options) {
+  return std::make_unique<T>(std::move(groups), options);
+}
+
+const std::map<std::string, Maker> kOptimizers = {
+    {"SGD",
+     {&kSgdKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::SGD>(std::move(g),
+                                 optim::SGDOptions{o.at("lr"), o.at("momentum"), o.at("dampening"),
+                                                   o.at("weight_decay"), o.at("nesterov") != 0});
+      }}},
+    {"Adam",
+     {&kAdamKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::Adam>(
+            std::move(g), optim::AdamOptions{o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
+                                             o.at("weight_decay")});
+      }}},
+    {"AdamW",
+     {&kAdamKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::AdamW>(
+            std::move(g), optim::AdamOptions{o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
+                                             o.at("weight_decay")});
+      }}},
+    {"Adamax",
+     {&kAdamKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::Adamax>(std::move(g),
+                                    optim::AdamaxOptions{o.at("lr"), o.at("beta1"), o.at("beta2"),
+                                                         o.at("eps"), o.at("weight_decay")});
+      }}},
+    {"NAdam",
+     {&kNAdamKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::NAdam>(
+            std::move(g), optim::NAdamOptions{o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
+                                              o.at("weight_decay"), o.at("momentum_decay")});
+      }}},
+    {"RAdam",
+     {&kAdamKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::RAdam>(
+            std::move(g), optim::RAdamOptions{o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
+                                              o.at("weight_decay")});
+      }}},
+    {"RMSprop",
+     {&kRmspropKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::RMSprop>(
+            std::move(g),
+            optim::RMSpropOptions{o.at("lr"), o.at("alpha"), o.at("eps"), o.at("weight_decay"),
+                                  o.at("momentum"), o.at("centered") != 0});
+      }}},
+    {"Adagrad",
+     {&kAdagradKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::Adagrad>(
+            std::move(g), optim::AdagradOptions{o.at("lr"), o.at("lr_decay"), o.at("weight_decay"),
+                                                o.at("initial_accumulator_value"), o.at("eps")});
+      }}},
+    {"Adadelta",
+     {&kAdadeltaKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        return build<optim::Adadelta>(
+            std::move(g),
+            optim::AdadeltaOptions{o.at("lr"), o.at("rho"), o.at("eps"), o.at("weight_decay")});
+      }}},
+    // One group only, as in PyTorch; the group's own options then replace the defaults.
+    {"LBFGS",
+     {&kLbfgsKeys,
+      [](std::vector<ParamGroup> g, const optim::Options& o) {
+        check_value(g.size() == 1, "LBFGS",
+                    "LBFGS doesn't support per-parameter options (parameter groups)");
+        auto integer = [&](const char* key) { return static_cast<int64_t>(o.at(key)); };
+        optim::LBFGSOptions lbfgs{o.at("lr"),
+                                  integer("max_iter"),
+                                  integer("max_eval"),
+                                  o.at("tolerance_grad"),
+                                  o.at("tolerance_change"),
+                                  integer("history_size"),
+                                  o.at("strong_wolfe") != 0};
+        auto opt = std::make_unique<optim::LBFGS>(std::move(g[0].params), lbfgs);
+        for (const auto& [key, value] : g[0].options) opt->param_groups()[0].options[key] = value;
+        return std::unique_ptr<Optimizer>(std::move(opt));
+      }}},
+};
+
 }  // namespace
 
 void init_optim(py::module_& root) {
@@ -159,91 +255,19 @@ void init_optim(py::module_& root) {
           py::arg("state_dict"), py::arg("groups") = py::none());
 
   m.def(
-      "SGD",
-      [](py::list groups, double lr, double momentum, double dampening, double weight_decay,
-         bool nesterov) -> std::unique_ptr<Optimizer> {
-        optim::SGDOptions o{lr, momentum, dampening, weight_decay, nesterov};
-        return std::make_unique<optim::SGD>(groups_of(groups, kSgdKeys), o);
+      "make",
+      [](const std::string& name, py::list groups, py::dict defaults) {
+        auto it = kOptimizers.find(name);
+        check_value(it != kOptimizers.end(), "optimizer", "no optimizer '", name, "'");
+        optim::Options options;
+        read_options(defaults, *it->second.keys, options);
+        return it->second.make(groups_of(groups, *it->second.keys), options);
       },
-      py::arg("groups"), py::arg("lr"), py::arg("momentum"), py::arg("dampening"),
-      py::arg("weight_decay"), py::arg("nesterov"));
-  m.def(
-      "Adam",
-      [](py::list groups, double lr, double beta1, double beta2, double eps, double weight_decay,
-         bool decoupled) -> std::unique_ptr<Optimizer> {
-        optim::AdamOptions o{lr, beta1, beta2, eps, weight_decay};
-        if (decoupled) return std::make_unique<optim::AdamW>(groups_of(groups, kAdamKeys), o);
-        return std::make_unique<optim::Adam>(groups_of(groups, kAdamKeys), o);
-      },
-      py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
-      py::arg("weight_decay"), py::arg("decoupled"));
+      py::arg("name"), py::arg("groups"), py::arg("defaults"));
 
-  // optim2: the adaptive optimizers of nn/optim_adaptive.h
-  m.def(
-      "RMSprop",
-      [](py::list groups, double lr, double alpha, double eps, double weight_decay, double momentum,
-         bool centered) -> std::unique_ptr<Optimizer> {
-        optim::RMSpropOptions o{lr, alpha, eps, weight_decay, momentum, centered};
-        return std::make_unique<optim::RMSprop>(groups_of(groups, kRmspropKeys), o);
-      },
-      py::arg("groups"), py::arg("lr"), py::arg("alpha"), py::arg("eps"), py::arg("weight_decay"),
-      py::arg("momentum"), py::arg("centered"));
-  m.def(
-      "Adagrad",
-      [](py::list groups, double lr, double lr_decay, double weight_decay,
-         double initial_accumulator_value, double eps) -> std::unique_ptr<Optimizer> {
-        optim::AdagradOptions o{lr, lr_decay, weight_decay, initial_accumulator_value, eps};
-        return std::make_unique<optim::Adagrad>(groups_of(groups, kAdagradKeys), o);
-      },
-      py::arg("groups"), py::arg("lr"), py::arg("lr_decay"), py::arg("weight_decay"),
-      py::arg("initial_accumulator_value"), py::arg("eps"));
-  m.def(
-      "Adadelta",
-      [](py::list groups, double lr, double rho, double eps,
-         double weight_decay) -> std::unique_ptr<Optimizer> {
-        optim::AdadeltaOptions o{lr, rho, eps, weight_decay};
-        return std::make_unique<optim::Adadelta>(groups_of(groups, kAdadeltaKeys), o);
-      },
-      py::arg("groups"), py::arg("lr"), py::arg("rho"), py::arg("eps"), py::arg("weight_decay"));
-  // Adamax, NAdam and RAdam take Adam's betas; momentum_decay is NAdam's alone.
-  m.def(
-      "AdamFamily",
-      [](const std::string& kind, py::list groups, double lr, double beta1, double beta2,
-         double eps, double weight_decay, double momentum_decay) -> std::unique_ptr<Optimizer> {
-        if (kind == "Adamax") {
-          optim::AdamaxOptions o{lr, beta1, beta2, eps, weight_decay};
-          return std::make_unique<optim::Adamax>(groups_of(groups, kAdamKeys), o);
-        }
-        if (kind == "NAdam") {
-          optim::NAdamOptions o{lr, beta1, beta2, eps, weight_decay, momentum_decay};
-          return std::make_unique<optim::NAdam>(groups_of(groups, kNAdamKeys), o);
-        }
-        check_value(kind == "RAdam", "optimizer", "no optimizer '", kind, "'");
-        optim::RAdamOptions o{lr, beta1, beta2, eps, weight_decay};
-        return std::make_unique<optim::RAdam>(groups_of(groups, kAdamKeys), o);
-      },
-      py::arg("kind"), py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
-      py::arg("eps"), py::arg("weight_decay"), py::arg("momentum_decay") = 0.0);
-
-  // L-BFGS calls back into Python for the loss (the closure), so its step keeps the GIL.
+  // L-BFGS calls back into Python for the loss (the closure), so its step keeps the GIL. make
+  // returns it as this class (pybind11 finds the most derived registered type).
   py::class_<optim::LBFGS, Optimizer>(m, "LBFGS")
-      .def(py::init([](py::list groups, double lr, int64_t max_iter, int64_t max_eval,
-                       double tolerance_grad, double tolerance_change, int64_t history_size,
-                       bool strong_wolfe) {
-             std::vector<ParamGroup> g = groups_of(groups, kLbfgsKeys);
-             check_value(g.size() == 1, "LBFGS",
-                         "LBFGS doesn't support per-parameter options (parameter groups)");
-             optim::LBFGSOptions o{
-                 lr,           max_iter,    max_eval, tolerance_grad, tolerance_change,
-                 history_size, strong_wolfe};
-             auto opt = std::make_unique<optim::LBFGS>(std::move(g[0].params), o);
-             read_options(py::reinterpret_borrow<py::dict>(groups[0]), kLbfgsKeys,
-                          opt->param_groups()[0].options);
-             return opt;
-           }),
-           py::arg("groups"), py::arg("lr"), py::arg("max_iter"), py::arg("max_eval"),
-           py::arg("tolerance_grad"), py::arg("tolerance_change"), py::arg("history_size"),
-           py::arg("strong_wolfe"))
       .def(
           "step_closure",
           [](optim::LBFGS& o, const std::function<double()>& closure) { return o.step(closure); },
@@ -251,54 +275,7 @@ void init_optim(py::module_& root) {
       .def_property_readonly("n_iter", &optim::LBFGS::n_iter)
       .def_property_readonly("func_evals", &optim::LBFGS::func_evals);
 
-  using optim::LRScheduler;
-  py::class_<LRScheduler>(m, "LRScheduler")
-      .def("step", &LRScheduler::step)
-      .def("get_last_lr", &LRScheduler::get_last_lr)
-      .def_property_readonly("last_epoch", &LRScheduler::last_epoch)
-      .def("state_dict", &LRScheduler::state_dict)
-      .def("load_state_dict", &LRScheduler::load_state_dict, py::arg("state_dict"));
-  // Each schedule keeps a reference to its optimizer (keep_alive), like the C++ one does.
-  m.def(
-      "StepLR",
-      [](Optimizer& o, int64_t step_size, double gamma) -> std::unique_ptr<LRScheduler> {
-        return std::make_unique<optim::StepLR>(o, step_size, gamma);
-      },
-      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("step_size"), py::arg("gamma"));
-  m.def(
-      "MultiStepLR",
-      [](Optimizer& o, std::vector<int64_t> milestones,
-         double gamma) -> std::unique_ptr<LRScheduler> {
-        return std::make_unique<optim::MultiStepLR>(o, std::move(milestones), gamma);
-      },
-      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("milestones"), py::arg("gamma"));
-  m.def(
-      "CosineAnnealingLR",
-      [](Optimizer& o, int64_t t_max, double eta_min) -> std::unique_ptr<LRScheduler> {
-        return std::make_unique<optim::CosineAnnealingLR>(o, t_max, eta_min);
-      },
-      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("T_max"), py::arg("eta_min"));
-  m.def(
-      "LinearLR",
-      [](Optimizer& o, double start, double end, int64_t total) -> std::unique_ptr<LRScheduler> {
-        return std::make_unique<optim::LinearLR>(o, start, end, total);
-      },
-      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("start_factor"), py::arg("end_factor"),
-      py::arg("total_iters"));
-  m.def(
-      "OneCycleLR",
-      [](Optimizer& o, double max_lr, int64_t total_steps, double pct_start, bool cos_anneal,
-         bool cycle_momentum, double base_momentum, double max_momentum, double div_factor,
-         double final_div_factor, bool three_phase) -> std::unique_ptr<LRScheduler> {
-        optim::OneCycleOptions opts{pct_start,    cos_anneal, cycle_momentum,   base_momentum,
-                                    max_momentum, div_factor, final_div_factor, three_phase};
-        return std::make_unique<optim::OneCycleLR>(o, max_lr, total_steps, opts);
-      },
-      py::keep_alive<0, 1>(), py::arg("optimizer"), py::arg("max_lr"), py::arg("total_steps"),
-      py::arg("pct_start"), py::arg("cos_anneal"), py::arg("cycle_momentum"),
-      py::arg("base_momentum"), py::arg("max_momentum"), py::arg("div_factor"),
-      py::arg("final_div_factor"), py::arg("three_phase"));
-  init_lr_scheduler_more(m);
+  init_lr_scheduler(m);
 }
 
 }  // namespace wick::python

@@ -22,7 +22,6 @@
 #include "core/device.h"
 #include "data/dataloader.h"
 #include "examples/common/cli.h"
-#include "nn/lr_scheduler.h"
 #include "nn/module.h"
 #include "nn/optim.h"
 

@@ -7,7 +7,6 @@
 #include "nn/clip_grad.h"
 #include "nn/grad_scaler.h"
 #include "nn/layers.h"
-#include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "tests/cpp/test_util.h"
 

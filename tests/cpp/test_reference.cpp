@@ -4,7 +4,6 @@
 #include <functional>
 
 #include "nn/functional.h"
-#include "nn/lr_scheduler.h"
 #include "nn/optim.h"
 #include "nn/serialization.h"
 #include "nn/transformer.h"

@@ -1,6 +1,7 @@
-"""Optimizers and learning-rate schedules against PyTorch, step by step: the same parameters and
-gradients must give the same updates (to 1e-6), with parameter groups, hyperparameter changes
-through param_groups, and state_dict round trips."""
+"""SGD, Adam and AdamW against PyTorch, step by step: the same parameters and gradients must give
+the same updates (to 1e-6), with parameter groups, hyperparameter changes through param_groups,
+and state_dict round trips. The other optimizers: test_optim_adaptive.py, test_lbfgs.py; the
+schedules: test_lr_scheduler.py."""
 
 import numpy as np
 import pytest
@@ -152,57 +153,6 @@ def test_state_dict_round_trip(tmp_path):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
     with pytest.raises(ValueError):
         wick.optim.Adam(w[:1]).load_state_dict(sd)
-
-
-SCHEDULES = [
-    ("StepLR", dict(step_size=3, gamma=0.5)),
-    ("MultiStepLR", dict(milestones=[2, 5], gamma=0.1)),
-    ("CosineAnnealingLR", dict(T_max=7, eta_min=0.001)),
-    ("LinearLR", dict(start_factor=0.25, total_iters=4)),
-    ("OneCycleLR", dict(max_lr=0.1, total_steps=12)),
-    ("OneCycleLR", dict(max_lr=0.1, total_steps=12, anneal_strategy="linear", three_phase=True)),
-]
-
-
-@pytest.mark.parametrize("name,kwargs", SCHEDULES)
-@pytest.mark.parametrize("opt", ["SGD", "Adam"])
-def test_schedule_matches_torch(name, kwargs, opt):
-    w, t = twins()
-    extra = dict(momentum=0.9) if opt == "SGD" else {}
-    ow = getattr(wick.optim, opt)(w, lr=0.05, **extra)
-    ot = getattr(torch.optim, opt)(t, lr=0.05, **extra)
-    sw = getattr(wick.optim.lr_scheduler, name)(ow, **kwargs)
-    st = getattr(torch.optim.lr_scheduler, name)(ot, **kwargs)
-    for step in range(11):
-        assert ow.param_groups[0]["lr"] == pytest.approx(ot.param_groups[0]["lr"], abs=1e-12)
-        assert sw.get_last_lr() == pytest.approx(st.get_last_lr(), abs=1e-12)
-        if opt == "SGD":
-            assert ow.param_groups[0]["momentum"] == pytest.approx(ot.param_groups[0]["momentum"])
-        else:
-            assert ow.param_groups[0]["betas"][0] == pytest.approx(ot.param_groups[0]["betas"][0])
-        set_grads(w, t, step)
-        ow.step()
-        ot.step()
-        sw.step()
-        st.step()
-        assert_same(w, t)
-    assert sw.last_epoch == st.last_epoch
-    state = sw.state_dict()
-    assert state["last_epoch"] == st.state_dict()["last_epoch"]
-
-
-def test_scheduler_state_dict():
-    w, _ = twins()
-    opt = wick.optim.SGD(w, lr=1.0)
-    s = wick.optim.lr_scheduler.StepLR(opt, 2, 0.5)
-    for _ in range(5):
-        opt.step()
-        s.step()
-    saved = s.state_dict()
-    opt2 = wick.optim.SGD(w, lr=1.0)
-    s2 = wick.optim.lr_scheduler.StepLR(opt2, 2, 0.5)
-    s2.load_state_dict(saved)
-    assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"] == 0.25
 
 
 def test_invalid_arguments():

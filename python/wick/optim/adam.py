@@ -1,46 +1,27 @@
-"""Adam and AdamW (torch.optim.Adam / AdamW): one fused C++ update per parameter."""
+"""Adam and its relatives (torch.optim): Adam and AdamW, and Adamax, NAdam and RAdam, which share
+Adam's betas; the C++ updates are in nn/optim/adam.cpp."""
 
-from wick import _C
-from wick.optim.optimizer import Optimizer, _check_betas, _check_number
+from wick.optim.optimizer import Optimizer
 
-
-def _check(name, lr, betas, eps, weight_decay, amsgrad, maximize):
-    _check_number(name, "learning rate", lr)
-    _check_number(name, "epsilon value", eps)
-    _check_betas(name, betas)
-    _check_number(name, "weight_decay value", weight_decay)
-    if amsgrad or maximize:
-        raise ValueError(f"[{name}] amsgrad=True and maximize=True are not supported by wick")
+_ADAM_CHECKS = (("lr", "learning rate"), ("eps", "epsilon value"), ("betas", "betas"),
+                ("weight_decay", "weight_decay value"))
 
 
 class Adam(Optimizer):
-    _decoupled = False
+    _checks = _ADAM_CHECKS
+    _unsupported = ("amsgrad", "maximize")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None):
-        _check(type(self).__name__, lr, betas, eps, weight_decay, amsgrad, maximize)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                        capturable=capturable, differentiable=differentiable, fused=fused)
-        super().__init__(params, defaults)
-
-    def _make_cpp(self, groups):
-        d = self.defaults
-        return _C._optim.Adam(groups, d["lr"], d["betas"][0], d["betas"][1], d["eps"],
-                              d["weight_decay"], self._decoupled)
-
-    def _checked(self, group):
-        if group.get("amsgrad") or group.get("maximize"):
-            raise ValueError(f"[{type(self).__name__}] amsgrad=True and maximize=True are not "
-                             f"supported by wick")
-        return group
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused))
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: p <- p (1 - lr wd) before the Adam update."""
-
-    _decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False,
@@ -48,3 +29,39 @@ class AdamW(Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
                          maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused)
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: the second moment is a running maximum of |grad|."""
+
+    _checks = _ADAM_CHECKS
+    _unsupported = ("maximize",)
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize))
+
+
+class NAdam(Optimizer):
+    """Adam with Nesterov momentum and a momentum warm-up (momentum_decay)."""
+
+    _checks = _ADAM_CHECKS + (("momentum_decay", "momentum_decay value"),)
+    _unsupported = ("maximize",)
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, foreach=None):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay, foreach=foreach))
+
+
+class RAdam(Optimizer):
+    """Rectified Adam: momentum SGD until the variance estimate can be trusted."""
+
+    _checks = _ADAM_CHECKS
+    _unsupported = ("maximize",)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      foreach=foreach))

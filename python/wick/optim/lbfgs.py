@@ -1,36 +1,29 @@
 """L-BFGS (torch.optim.LBFGS): quasi-Newton steps from a closure that re-evaluates the loss, with
-optional strong-Wolfe line search; the iteration runs in C++ (nn/lbfgs.cpp)."""
+optional strong-Wolfe line search; the iteration runs in C++ (nn/optim/lbfgs.cpp). As in PyTorch,
+its step replaces the skeleton's: it needs the closure."""
 
-from wick import _C
 from wick.autograd.grad_mode import enable_grad
-from wick.optim.optimizer import Optimizer, _check_number
+from wick.optim.optimizer import Optimizer
 
 
 class LBFGS(Optimizer):
+    _checks = (("lr", "learning rate"), ("tolerance_grad", "tolerance_grad"),
+               ("tolerance_change", "tolerance_change"))
+
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        _check_number("LBFGS", "learning rate", lr)
-        _check_number("LBFGS", "tolerance_grad", tolerance_grad)
-        _check_number("LBFGS", "tolerance_change", tolerance_change)
-        for label, value in (("max_iter", max_iter), ("max_eval", max_eval),
-                             ("history_size", history_size)):
+        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
+                                      tolerance_grad=tolerance_grad,
+                                      tolerance_change=tolerance_change,
+                                      history_size=history_size, line_search_fn=line_search_fn))
+
+    def _validate(self, d):
+        for label in ("max_iter", "max_eval", "history_size"):
+            value = d[label]
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"[LBFGS] {label} must be an integer >= 1; got {value!r}")
-        _check_line_search(line_search_fn)
-        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
-                        tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
-                        history_size=history_size, line_search_fn=line_search_fn)
-        super().__init__(params, defaults)
-
-    def _make_cpp(self, groups):
-        if len(groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
-        d = self.defaults
-        return _C._optim.LBFGS(groups, d["lr"], d["max_iter"], d["max_eval"],
-                               d["tolerance_grad"], d["tolerance_change"], d["history_size"],
-                               d["line_search_fn"] == "strong_wolfe")
 
     def _checked(self, group):
         _check_line_search(group.get("line_search_fn"))

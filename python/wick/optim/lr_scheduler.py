@@ -1,6 +1,6 @@
 """Learning-rate schedules (torch.optim.lr_scheduler), run by the C++ schedules of
-nn/lr_scheduler.h. A schedule reads the optimizer's current options, computes the rates in C++,
-and writes them back into the optimizer's param_groups dicts after every step() (Note
+nn/optim/lr_scheduler.h. A schedule reads the optimizer's current options, computes the rates in
+C++, and writes them back into the optimizer's param_groups dicts after every step() (Note
 [param_groups sync] in python/bind_optim.cpp), so the dicts always show the rate in use."""
 
 import types

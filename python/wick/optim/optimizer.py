@@ -1,9 +1,16 @@
-"""Optimizer: PyTorch's interface over the C++ optimizers of nn/optim.h.
+"""Optimizer: PyTorch's interface over the C++ optimizers of nn/optim/, and the one skeleton every
+wick.optim optimizer runs on.
+
+A subclass is its PyTorch signature and a few declarations (Note [the Python skeleton]): the
+ranges its constructor checks (`_checks`), the PyTorch options wick lacks (`_unsupported`) and, if
+it needs one, a check across options (`_validate`). The base checks them, builds the parameter
+groups, and makes the C++ optimizer of the same name (`_C._optim.make`), whose step skeleton
+(Note [the step skeleton] in nn/optim/optimizer.cpp) runs the update.
 
 param_groups is a list of plain dicts, as in PyTorch, and it is the source of truth: step()
 copies each group's numbers into the C++ optimizer first (Note [param_groups sync] in
 python/bind_optim.cpp), so `optimizer.param_groups[0]["lr"] = 0.01` takes effect at the next
-step. The update itself is one fused C++ kernel per parameter.
+step.
 """
 
 import math
@@ -29,9 +36,26 @@ def _check_number(optimizer, label, value, low=0.0, high=math.inf, high_open=Fal
 
 
 class Optimizer:
+    # Note [the Python skeleton]
+    # What a subclass declares. _checks: (option, label[, bounds for _check_number]) in the order
+    # PyTorch checks them; "betas" is checked as a pair in [0, 1). _unsupported: options wick
+    # lacks, accepted while falsy and refused otherwise, at construction and at every step (a
+    # group dict can switch one on later).
+    _checks = ()
+    _unsupported = ()
+
     def __init__(self, params, defaults):
-        self.defaults = defaults
         name = type(self).__name__
+        for key, label, *bounds in self._checks:
+            value = defaults[key]
+            if key == "betas":
+                _check_betas(name, value)
+                defaults["betas"] = tuple(value)
+            elif value is not _required:
+                _check_number(name, label, value, **(bounds[0] if bounds else {}))
+        self._validate(defaults)
+        self._checked(defaults)
+        self.defaults = defaults
         if isinstance(params, _C.Tensor):
             raise TypeError(f"[{name}] params argument given to the optimizer should be an "
                             f"iterable of Tensors or dicts, but got a Tensor")
@@ -44,7 +68,17 @@ class Optimizer:
         self._cpp = None
         for g in groups:
             self._add_group(g)
-        self._cpp = self._make_cpp([self._checked(g) for g in self.param_groups])
+        # A required default (SGD's lr) is then given by the first group, as in PyTorch.
+        first = self.param_groups[0]
+        made = {k: first[k] if v is _required else v for k, v in defaults.items()}
+        # The C++ optimizer of the nearest wick.optim class: a user's subclass of Adam is an Adam.
+        cpp_name = next(c.__name__ for c in type(self).__mro__
+                        if c.__module__.startswith("wick.optim."))
+        self._cpp = _C._optim.make(cpp_name, [self._checked(g) for g in self.param_groups],
+                                   self._checked(made))
+
+    def _validate(self, defaults):
+        """Checks across options (SGD's Nesterov needs momentum); none by default."""
 
     # ---- groups ----
 
@@ -84,7 +118,11 @@ class Optimizer:
             raise
 
     def _checked(self, group):
-        """The group as the C++ side reads it; subclasses validate their options here."""
+        """The group as the C++ side reads it, with the options wick lacks refused (every step:
+        a plain loop, as this is on the step's path)."""
+        for key in self._unsupported:
+            if group.get(key):
+                _refuse_unsupported(type(self).__name__, **{key: group[key]})
         return group
 
     def _sync(self):

@@ -1,6 +1,6 @@
 """ReduceLROnPlateau (torch.optim.lr_scheduler.ReduceLROnPlateau): drops the rates by `factor`
 when the metric passed to step() stops improving. The counting runs in C++
-(nn/lr_scheduler_more.h); the rates go into the optimizer's param_groups dicts after each step."""
+(nn/optim/plateau.h); the rates go into the optimizer's param_groups dicts after each step."""
 
 import math
 

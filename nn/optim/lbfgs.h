@@ -10,7 +10,7 @@
 #include <deque>
 #include <functional>
 
-#include "nn/optim.h"
+#include "nn/optim/optimizer.h"
 
 namespace wick::optim {
 
@@ -28,12 +28,16 @@ class LBFGS : public Optimizer {
  public:
   using Closure = std::function<double()>;
   LBFGS(std::vector<Tensor> params, LBFGSOptions options = {});
-  // Refused: L-BFGS re-evaluates the loss; use step(closure).
+  // Refused: L-BFGS re-evaluates the loss; use step(closure). As in PyTorch, L-BFGS does not
+  // run on the step skeleton: its iteration treats all parameters as one flat vector.
   void step() override;
   // Returns the loss of the closure's first call (before this step's updates).
   double step(const Closure& closure);
   int64_t n_iter() const { return n_iter_; }
   int64_t func_evals() const { return func_evals_; }
+
+ protected:
+  void update(const ParamGroup& group, ParamStep& p) override;  // never reached: see step()
 
  private:
   struct LineSearch {

@@ -1,21 +1,22 @@
-#include "nn/optim.h"
+#include "nn/optim/optimizer.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "autograd/grad_mode.h"
-#include "core/dispatch.h"
 #include "core/ops.h"
 
 namespace wick::optim {
 
 Optimizer::Optimizer(const char* name, std::vector<ParamGroup> groups, Options defaults,
-                     OptionCheck check_options, std::vector<StateField> fields)
+                     OptionCheck check_options, std::vector<StateField> fields,
+                     WeightDecay weight_decay)
     : name_(name),
       defaults_(std::move(defaults)),
       check_options_(check_options),
-      fields_(std::move(fields)) {
+      fields_(std::move(fields)),
+      weight_decay_(weight_decay) {
   check_options_(name_, "", defaults_);
   check_value(!groups.empty(), name_, "got an empty list of parameter groups");
   for (ParamGroup& g : groups) add_param_group(std::move(g));
@@ -59,9 +60,41 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
-std::map<std::string, Tensor>& Optimizer::state_of(const Tensor& param) {
-  return state_[param.impl()];
+State& Optimizer::state_of(const Tensor& param) { return state_[param.impl()]; }
+
+// Note [the step skeleton]
+// Every optimizer but L-BFGS steps through this one loop, PyTorch's `_init_group` idea: the base
+// walks the groups and their parameters, skips those without a gradient, creates a parameter's
+// state on its first step (the optimizer's init_state), counts its "step", adds the L2 penalty
+// to the gradient where the optimizer asks for it, and hands the parameter to the optimizer's
+// update. An optimizer is then its options, its state entries, init_state and update. PyTorch's
+// skeleton also refuses sparse and complex gradients; wick has neither kind of tensor.
+// The step count is advanced by an op (add_), not on the host: a traced step replays it, and
+// each replay's update reads its own count (Adam's kernel reads the tensor).
+void Optimizer::step() {
+  NoGradGuard no_grad;
+  check_step();  // all parameters first, so a mismatch leaves every one of them unchanged
+  for (ParamGroup& group : groups_) {
+    double weight_decay = 0;
+    if (weight_decay_ == WeightDecay::kAddedToGradient) {
+      weight_decay = option(group, "weight_decay");
+    }
+    for (Tensor& param : group.params) {
+      Tensor grad = param.grad();
+      if (!grad.defined()) continue;
+      State& state = state_[param.impl()];
+      bool first_step = state.empty();
+      if (first_step) init_state(group, param, state);
+      auto count = state.find("step");
+      if (count != state.end()) count->second.add_(1.0);
+      if (weight_decay != 0) grad = grad + param * weight_decay;
+      ParamStep p{param, std::move(grad), state, first_step};
+      update(group, p);
+    }
+  }
 }
+
+void Optimizer::init_state(const ParamGroup&, const Tensor&, State&) const {}
 
 double Optimizer::initial_lr(size_t index) {
   if (initial_lrs_.size() < groups_.size()) initial_lrs_.resize(groups_.size());
@@ -142,7 +175,7 @@ StateDict Optimizer::state_dict() const {
 
 // What a state dict restores, fully checked: the state per parameter and each group's options.
 struct Optimizer::Loaded {
-  std::unordered_map<const TensorImpl*, std::map<std::string, Tensor>> state;
+  std::unordered_map<const TensorImpl*, State> state;
   std::vector<Options> options;
 };
 
@@ -164,7 +197,7 @@ Optimizer::Loaded Optimizer::parse_state_dict(const StateDict& state) const {
                 it->second.defined() ? it->second.numel() : 0);
     loaded.options.push_back(groups_[g].options);
   }
-  std::map<size_t, std::map<std::string, Tensor>> by_index;
+  std::map<size_t, State> by_index;
   for (const auto& [key, t] : state) {
     check_value(t.defined(), name_, op, "entry '", key, "' is undefined");
     size_t dot1 = key.find('.'), dot2 = key.find('.', dot1 + 1);
@@ -236,7 +269,7 @@ void Optimizer::load_state_dict(const StateDict& state) {
   for (size_t g = 0; g < groups_.size(); ++g) groups_[g].options = std::move(loaded.options[g]);
 }
 
-// ---- SGD ----
+// ---- helpers for the optimizers' option checks and updates ----
 
 void check_non_negative(const char* name, const std::string& where, const Options& o,
                         const char* key, const char* what) {
@@ -245,124 +278,19 @@ void check_non_negative(const char* name, const std::string& where, const Option
               " (it must be a finite number >= 0)");
 }
 
-namespace {
-
-void check_sgd_options(const char* name, const std::string& where, const Options& o) {
-  check_non_negative(name, where, o, "lr", "learning rate");
-  check_non_negative(name, where, o, "momentum", "momentum");
-  check_non_negative(name, where, o, "weight_decay", "weight_decay");
-  double dampening = o.at("dampening"), nesterov = o.at("nesterov");
-  check_value(std::isfinite(dampening), name, where, "invalid dampening ", dampening);
-  check_value(nesterov == 0 || nesterov == 1, name, where, "nesterov must be 0 or 1; got ",
-              nesterov);
-  check_value(nesterov == 0 || (o.at("momentum") > 0 && dampening == 0), name, where,
-              "Nesterov momentum needs momentum > 0 and zero dampening; got momentum ",
-              o.at("momentum"), " and dampening ", dampening);
+void check_flag(const char* name, const std::string& where, const Options& o, const char* key) {
+  double v = o.at(key);
+  check_value(v == 0 || v == 1, name, where, key, " must be 0 or 1; got ", v);
 }
 
-Options sgd_defaults(const SGDOptions& o) {
-  return {{"lr", o.lr},
-          {"momentum", o.momentum},
-          {"dampening", o.dampening},
-          {"weight_decay", o.weight_decay},
-          {"nesterov", o.nesterov ? 1.0 : 0.0}};
-}
-
-}  // namespace
-
-SGD::SGD(std::vector<Tensor> params, SGDOptions options)
-    : SGD(std::vector<ParamGroup>{{std::move(params), {}}}, options) {}
-
-SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
-    : Optimizer("SGD", std::move(groups), sgd_defaults(options), check_sgd_options,
-                {{"momentum_buffer", false}}) {}
-
-void SGD::step() {
-  NoGradGuard no_grad;
-  check_step();  // all parameters first, so a mismatch leaves every one of them unchanged
-  for (ParamGroup& group : param_groups()) {
-    SgdStepParams p{
-        option(group, "lr"),           option(group, "momentum"),      option(group, "dampening"),
-        option(group, "weight_decay"), option(group, "nesterov") != 0, false};
-    for (Tensor& param : group.params) {
-      Tensor grad = param.grad();
-      if (!grad.defined()) continue;
-      Tensor buffer;
-      if (p.momentum != 0) {
-        auto& state = state_of(param);
-        p.first_step = state.count("momentum_buffer") == 0;
-        if (p.first_step) state["momentum_buffer"] = empty_like(param);
-        buffer = state["momentum_buffer"];
-      }
-      dispatch<SgdStepKernel>(OpKey::sgd_step, param.device(), param, grad, buffer, p);
-      param.bump_version();
-    }
-  }
-}
-
-// ---- Adam and AdamW ----
-
-namespace {
-
-void check_adam_options(const char* name, const std::string& where, const Options& o) {
-  check_non_negative(name, where, o, "lr", "learning rate");
-  check_non_negative(name, where, o, "eps", "epsilon");
-  check_non_negative(name, where, o, "weight_decay", "weight_decay");
+void check_betas(const char* name, const std::string& where, const Options& o) {
   double beta1 = o.at("beta1"), beta2 = o.at("beta2");
   check_value(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, name, where,
               "betas must be in [0, 1); got (", beta1, ", ", beta2, ")");
 }
 
-Options adam_defaults(const AdamOptions& o) {
-  return {{"lr", o.lr},
-          {"beta1", o.beta1},
-          {"beta2", o.beta2},
-          {"eps", o.eps},
-          {"weight_decay", o.weight_decay}};
-}
-
-}  // namespace
-
-Adam::Adam(const char* name, std::vector<ParamGroup> groups, AdamOptions options, bool decoupled)
-    : Optimizer(name, std::move(groups), adam_defaults(options), check_adam_options,
-                {{"step", true}, {"exp_avg", false}, {"exp_avg_sq", false}}),
-      decoupled_weight_decay_(decoupled) {}
-
-Adam::Adam(std::vector<Tensor> params, AdamOptions options)
-    : Adam("Adam", std::vector<ParamGroup>{{std::move(params), {}}}, options, false) {}
-
-Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options)
-    : Adam("Adam", std::move(groups), options, false) {}
-
-AdamW::AdamW(std::vector<Tensor> params, AdamOptions options)
-    : Adam("AdamW", std::vector<ParamGroup>{{std::move(params), {}}}, options, true) {}
-
-AdamW::AdamW(std::vector<ParamGroup> groups, AdamOptions options)
-    : Adam("AdamW", std::move(groups), options, true) {}
-
-void Adam::step() {
-  NoGradGuard no_grad;
-  check_step();  // all parameters first, so a mismatch leaves every one of them unchanged
-  for (ParamGroup& group : param_groups()) {
-    AdamStepParams p{option(group, "lr"),  option(group, "beta1"),        option(group, "beta2"),
-                     option(group, "eps"), option(group, "weight_decay"), decoupled_weight_decay_};
-    for (Tensor& param : group.params) {
-      Tensor grad = param.grad();
-      if (!grad.defined()) continue;
-      auto& state = state_of(param);
-      if (state.empty()) {
-        state["step"] = zeros({}, kFloat64);
-        state["exp_avg"] = zeros_like(param);
-        state["exp_avg_sq"] = zeros_like(param);
-      }
-      // The count is incremented by an op and read by the kernel, not here: a traced step then
-      // replays both, and each replay corrects with its own count.
-      state["step"].add_(1.0);
-      dispatch<AdamStepKernel>(OpKey::adam_step, param.device(), param, grad, state["exp_avg"],
-                               state["exp_avg_sq"], state["step"], p);
-      param.bump_version();
-    }
-  }
+void ema_(Tensor& avg, const Tensor& value, double rate) {
+  avg.mul_(rate).add_(value * (1 - rate));
 }
 
 }  // namespace wick::optim

@@ -1,4 +1,4 @@
-#include "nn/lbfgs.h"
+#include "nn/optim/lbfgs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,8 +39,7 @@ void check_lbfgs_options(const char* name, const std::string& where, const Optio
     check_value(v >= 1 && v == std::floor(v) && v < 9.2e18, name, where, key,
                 " must be an integer >= 1; got ", v);
   }
-  double wolfe = o.at("strong_wolfe");
-  check_value(wolfe == 0 || wolfe == 1, name, where, "strong_wolfe must be 0 or 1; got ", wolfe);
+  check_flag(name, where, o, "strong_wolfe");
 }
 
 }  // namespace
@@ -55,11 +54,13 @@ LBFGS::LBFGS(std::vector<Tensor> params, LBFGSOptions o)
            {"tolerance_change", o.tolerance_change},
            {"history_size", static_cast<double>(o.history_size)},
            {"strong_wolfe", o.strong_wolfe ? 1.0 : 0.0}},
-          check_lbfgs_options, {}) {}
+          check_lbfgs_options, {}, WeightDecay::kInUpdate) {}  // it has no weight_decay
 
 void LBFGS::step() {
   check_value(false, "LBFGS", "step() needs a closure that re-evaluates the loss: step(closure)");
 }
+
+void LBFGS::update(const ParamGroup&, ParamStep&) { step(); }
 
 Tensor LBFGS::flat_grad() const {
   std::vector<Tensor> views;

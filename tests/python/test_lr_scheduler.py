@@ -1,6 +1,6 @@
-"""ExponentialLR, LambdaLR, CosineAnnealingWarmRestarts, CyclicLR, SequentialLR and
-ReduceLROnPlateau against PyTorch 1.13: the rate (and cycled momentum) of every group over 30
-epochs, state_dict round trips mid-run, and PyTorch's errors for bad arguments."""
+"""The learning-rate schedules against PyTorch 1.13: the rate (and cycled momentum) of every group
+over the epochs, with the optimizer stepping alongside, state_dict round trips mid-run, and
+PyTorch's errors for bad arguments."""
 
 import math
 
@@ -12,6 +12,57 @@ from reference import needs_torch, torch
 from test_optim import assert_same, set_grads, twins
 
 pytestmark = needs_torch
+
+# One group, with the optimizer stepping alongside: the updates must match too.
+ONE_GROUP_SCHEDULES = [
+    ("StepLR", dict(step_size=3, gamma=0.5)),
+    ("MultiStepLR", dict(milestones=[2, 5], gamma=0.1)),
+    ("CosineAnnealingLR", dict(T_max=7, eta_min=0.001)),
+    ("LinearLR", dict(start_factor=0.25, total_iters=4)),
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=12)),
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=12, anneal_strategy="linear", three_phase=True)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", ONE_GROUP_SCHEDULES)
+@pytest.mark.parametrize("opt", ["SGD", "Adam"])
+def test_one_group_schedule_matches_torch(name, kwargs, opt):
+    w, t = twins()
+    extra = dict(momentum=0.9) if opt == "SGD" else {}
+    ow = getattr(wick.optim, opt)(w, lr=0.05, **extra)
+    ot = getattr(torch.optim, opt)(t, lr=0.05, **extra)
+    sw = getattr(wick.optim.lr_scheduler, name)(ow, **kwargs)
+    st = getattr(torch.optim.lr_scheduler, name)(ot, **kwargs)
+    for step in range(11):
+        assert ow.param_groups[0]["lr"] == pytest.approx(ot.param_groups[0]["lr"], abs=1e-12)
+        assert sw.get_last_lr() == pytest.approx(st.get_last_lr(), abs=1e-12)
+        if opt == "SGD":
+            assert ow.param_groups[0]["momentum"] == pytest.approx(ot.param_groups[0]["momentum"])
+        else:
+            assert ow.param_groups[0]["betas"][0] == pytest.approx(ot.param_groups[0]["betas"][0])
+        set_grads(w, t, step)
+        ow.step()
+        ot.step()
+        sw.step()
+        st.step()
+        assert_same(w, t)
+    assert sw.last_epoch == st.last_epoch
+    state = sw.state_dict()
+    assert state["last_epoch"] == st.state_dict()["last_epoch"]
+
+
+def test_scheduler_state_dict():
+    w, _ = twins()
+    opt = wick.optim.SGD(w, lr=1.0)
+    s = wick.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+    for _ in range(5):
+        opt.step()
+        s.step()
+    saved = s.state_dict()
+    opt2 = wick.optim.SGD(w, lr=1.0)
+    s2 = wick.optim.lr_scheduler.StepLR(opt2, 2, 0.5)
+    s2.load_state_dict(saved)
+    assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"] == 0.25
 
 
 def pair(opt, groups=False, **kwargs):
