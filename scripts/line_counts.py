@@ -30,7 +30,7 @@ SHELL = (".sh",)
 # (layer, folder, what it holds, extensions). A folder's files are those under it that no later
 # or earlier row claims with a longer folder name. "python/*" is python/ without python/wick.
 ROWS = [
-    ("core", "core", "tensors, storage, dtypes, dispatch, backends", CPP),
+    ("core", "core", "tensors, storage, dtypes, dispatch, grad mode, backends", CPP),
     ("core", "core/memory", "allocators, the simulated device, traces", CPP),
     ("core", "core/cpu", "the CPU kernels", CPP),
     ("ops <-> autograd", "core/ops", "the op table, the op front functions", CPP),
