@@ -12,6 +12,8 @@ start=$(date +%s)
 bash scripts/setup.sh
 bash scripts/check_format.sh
 /usr/bin/python3 scripts/check_layers.py
+# The size of each layer, kept in view (README.md's table: scripts/line_counts.py --update-readme).
+/usr/bin/python3 scripts/line_counts.py
 
 echo "== the GPU machine's offline build set (tests/gpu/check_offline_set.sh)"
 # Fetches the .debs (network to Debian's registry) and configures the CUDA build against them
