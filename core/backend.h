@@ -5,6 +5,9 @@
 // with the rest of its kernels.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,16 @@
 namespace wick {
 
 class KernelRegistry;
+
+// Device work recorded once and replayed with one launch (a CUDA Graph): what a backend's
+// capture_graph hook returns. Destroying it waits for the device, then frees what it recorded.
+class CapturedGraph {
+ public:
+  virtual ~CapturedGraph() = default;
+  virtual void launch() = 0;               // on the device's current stream
+  virtual int64_t num_nodes() const = 0;   // the operations recorded
+  virtual int64_t pool_bytes() const = 0;  // the memory kept for the replays
+};
 
 struct Backend {
   DeviceType type = kCPU;
@@ -29,6 +42,27 @@ struct Backend {
   // Makes `device` current and returns the device that was (PyTorch's exchangeDevice); backends
   // whose allocator serves "the current device" need it so a tensor for "name:N" lands on N.
   int (*exchange_device)(int device) = nullptr;
+
+  // Note [backend hooks for static graphs]
+  // jit/ replays a graph as one captured launch and compiles fused chains into kernels of their
+  // own; both need the device's runtime, which jit/ may not name. So a backend that can do them
+  // fills these optional hooks, and jit/ calls them through find_backend(): it knows graphs and
+  // fused chains, the backend knows streams, graphs and compilers. Without them, a graph on the
+  // device replays op by op and its elementwise chains stay unfused.
+  //
+  // Runs `work` once on `device` under capture: the work it queues is recorded, not run. Throws
+  // std::runtime_error if the capture failed.
+  std::unique_ptr<CapturedGraph> (*capture_graph)(int device,
+                                                  const std::function<void()>& work) = nullptr;
+  // Run-time compilation: `source` (CUDA C++ for cuda) translated for `arch` ("compute_90": PTX,
+  // "sm_90": machine code); needs no device. Throws with the compiler's log.
+  std::string (*compile_source)(const std::string& source, const std::string& arch) = nullptr;
+  // The kernel `name` of `source` compiled for `device`, loaded and ready to launch (compiled once
+  // per process and device architecture).
+  const void* (*load_kernel)(const std::string& source, const char* name, int device) = nullptr;
+  // Launches `kernel` on `device`'s current stream with a grid for `n` elements (the kernel's
+  // grid-stride loop covers the rest); `args` points at each argument, as cudaLaunchKernel takes.
+  void (*launch_kernel)(const void* kernel, int device, int64_t n, void** args) = nullptr;
 };
 
 // Makes `device` current on its backend for the guard's lifetime (nothing for the CPU, index 0,

@@ -1,4 +1,4 @@
-// What the CUDA part of this build was compiled against, for environment reports (tools/env):
+// What the CUDA part of this build was compiled against, for environment reports (envreport/):
 // the toolkit's runtime version, the GPU architectures, the cuDNN headers, and the CUDA version
 // the loaded cuDNN library was built for. Separate from cuda/api.h so that changing it does not
 // recompile the kernels. A build without CUDA returns zeros and an empty architecture list.

@@ -1,4 +1,5 @@
-// CUDAGraph (cuda/api.h): stream capture into a graph, replayed with one launch.
+// CUDAGraph (cuda/api.h): stream capture into a graph, replayed with one launch; and the
+// backend's capture_graph hook over it (Note [backend hooks for static graphs] in core/backend.h).
 //
 // Note [capturing a graph]
 // cudaStreamBeginCapture turns the stream into a recorder: kernels, copies and memsets queued on
@@ -22,9 +23,9 @@
 #include "core/memory/graph_pool.h"
 #include "cuda/allocator.h"
 #include "cuda/api.h"
+#include "cuda/hooks.h"
 #include "cuda/index_checks.h"
 #include "cuda/runtime.h"
-#include "jit/cuda_graph.h"
 
 namespace wick::cuda {
 
@@ -184,44 +185,45 @@ int64_t CUDAGraph::num_nodes() const {
 
 int64_t CUDAGraph::pool_bytes() const { return impl_->pool ? impl_->pool->bytes() : 0; }
 
-}  // namespace wick::cuda
+namespace {
 
-namespace wick::jit {
+// The backend's capture_graph hook (core/backend.h): a CUDAGraph captured on a side stream.
+class CapturedCUDAGraph final : public CapturedGraph {
+ public:
+  CapturedCUDAGraph(int device, const std::function<void()>& work) : device_(device) {
+    // One side stream per thread and device: the default stream cannot be captured, and two
+    // captures at once on two threads must not share one.
+    thread_local std::map<int, Stream> side_streams;
+    auto it = side_streams.find(device);
+    if (it == side_streams.end()) it = side_streams.emplace(device, Stream::create(device)).first;
+    DeviceGuard on_device(device);
+    StreamGuard on_side(it->second);
+    graph_.capture_begin();
+    try {
+      work();
+    } catch (...) {
+      graph_.reset();  // ends the capture
+      throw;
+    }
+    graph_.capture_end();
+  }
 
-struct CapturedReplay::Impl {
-  int device = 0;
-  cuda::CUDAGraph graph;
+  void launch() override {
+    DeviceGuard on_device(device_);
+    graph_.replay();
+  }
+  int64_t num_nodes() const override { return graph_.num_nodes(); }
+  int64_t pool_bytes() const override { return graph_.pool_bytes(); }
+
+ private:
+  int device_;
+  CUDAGraph graph_;
 };
 
-CapturedReplay::CapturedReplay(int device, const std::function<void()>& replay)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->device = device;
-  // One side stream per thread and device: the default stream cannot be captured, and two
-  // executors capturing at once on two threads must not share one.
-  thread_local std::map<int, cuda::Stream> side_streams;
-  auto it = side_streams.find(device);
-  if (it == side_streams.end())
-    it = side_streams.emplace(device, cuda::Stream::create(device)).first;
-  cuda::DeviceGuard on_device(device);
-  cuda::StreamGuard on_side(it->second);
-  impl_->graph.capture_begin();
-  try {
-    replay();
-  } catch (...) {
-    impl_->graph.reset();  // ends the capture
-    throw;
-  }
-  impl_->graph.capture_end();
+}  // namespace
+
+std::unique_ptr<CapturedGraph> capture_graph(int device, const std::function<void()>& work) {
+  return std::make_unique<CapturedCUDAGraph>(device, work);
 }
 
-CapturedReplay::~CapturedReplay() = default;
-
-void CapturedReplay::launch() {
-  cuda::DeviceGuard on_device(impl_->device);
-  impl_->graph.replay();
-}
-
-int64_t CapturedReplay::num_nodes() const { return impl_->graph.num_nodes(); }
-int64_t CapturedReplay::pool_bytes() const { return impl_->graph.pool_bytes(); }
-
-}  // namespace wick::jit
+}  // namespace wick::cuda

@@ -7,8 +7,6 @@
 #include "core/dispatch.h"
 #include "cuda/api.h"
 #include "cuda/build_info.h"
-#include "jit/cuda_graph.h"
-#include "jit/fused_cuda.h"
 
 namespace wick {
 
@@ -33,7 +31,8 @@ class NoCudaAllocator final : public Allocator {
 };
 
 // A "cuda" backend with no kernels whose allocator explains, so that making a CUDA tensor says
-// how to get one.
+// how to get one. It has none of the hooks for static graphs either (capture, run-time
+// compilation), which jit/ reports as "wick was built without CUDA".
 Backend no_cuda_backend() {
   Backend b;
   b.type = kCUDA;
@@ -140,24 +139,3 @@ bool cudnn_enabled() { return g_cudnn_enabled; }
 }  // namespace cuda
 
 }  // namespace wick
-
-namespace wick::jit {
-
-bool cuda_fusion_available() { return false; }
-std::string nvrtc_compile(const std::string&, const std::string&) { no_cuda("nvrtc_compile"); }
-struct FusedCudaKernel::Impl {
-  std::string source;
-};
-FusedCudaKernel::FusedCudaKernel(const Node&, const Graph&) { no_cuda("FusedCudaKernel"); }
-FusedCudaKernel::~FusedCudaKernel() = default;
-void FusedCudaKernel::run(Tensor* const*) const { no_cuda("FusedCudaKernel::run"); }
-const std::string& FusedCudaKernel::source() const { return impl_->source; }
-
-struct CapturedReplay::Impl {};
-CapturedReplay::CapturedReplay(int, const std::function<void()>&) { no_cuda("CapturedReplay"); }
-CapturedReplay::~CapturedReplay() = default;
-void CapturedReplay::launch() { no_cuda("CapturedReplay::launch"); }
-int64_t CapturedReplay::num_nodes() const { return 0; }
-int64_t CapturedReplay::pool_bytes() const { return 0; }
-
-}  // namespace wick::jit

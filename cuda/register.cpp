@@ -6,6 +6,7 @@
 #include "core/backend.h"
 #include "cuda/allocator.h"
 #include "cuda/api.h"
+#include "cuda/hooks.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 
@@ -52,6 +53,10 @@ Backend cuda_backend() {
     cuda::set_device(device);
     return previous;
   };
+  b.capture_graph = capture_graph;
+  b.compile_source = compile_source;
+  b.load_kernel = load_kernel;
+  b.launch_kernel = launch_kernel;
   return b;
 }
 

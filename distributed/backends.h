@@ -20,7 +20,7 @@ std::shared_ptr<ProcessGroup> make_nccl_process_group(const InitOptions& options
 void finalize_mpi();
 bool mpi_built();
 bool nccl_built();
-// Versions for environment reports (tools/env): NCCL found at run time and NCCL's headers, e.g.
+// Versions for environment reports (envreport/): NCCL found at run time and NCCL's headers, e.g.
 // 22304 for 2.23.4, and MPI's library string (MPI_Get_library_version, callable before
 // MPI_Init); 0 and "" in a build without that backend.
 int nccl_runtime_version_code();

@@ -5,11 +5,11 @@
 
 #include "autograd/grad_mode.h"
 #include "core/allocator.h"
+#include "core/backend.h"
 #include "core/dispatch.h"
 #include "core/error.h"
 #include "core/generator.h"
 #include "core/tensor_impl.h"
-#include "jit/cuda_graph.h"
 #include "jit/fused_cpu.h"
 #include "jit/fused_cuda.h"
 
@@ -26,9 +26,9 @@ namespace wick::jit {
 // Note [a replay as one CUDA Graph]
 // On a GPU the replay loop still costs a launch per kernel from the host: a few microseconds
 // each, which for a small model is most of a step. So a graph that runs wholly on one GPU is
-// recorded once as a CUDA Graph (cuda::CUDAGraph, Note [capturing a graph] in cuda/graph.cpp)
-// and from then on each run is one cudaGraphLaunch, as torch.compile(mode="reduce-overhead")
-// does:
+// recorded once as a CUDA Graph (the backend's capture_graph hook, Note [backend hooks for static
+// graphs] in core/backend.h; Note [capturing a graph] in cuda/graph.cpp) and from then on each run
+// is one cudaGraphLaunch, as torch.compile(mode="reduce-overhead") does:
 //   - run 1 replays op by op: a warm-up that creates cuBLAS handles, picks cuDNN algorithms and
 //     fills the caching allocator, none of which can happen inside a capture;
 //   - run 2 copies its inputs into static input buffers, replays under capture on a side stream
@@ -137,6 +137,10 @@ std::string Executor::cuda_graph_obstacle() const {
     }
   }
   if (!device) return "the graph has no kernels";
+  const Backend* backend = find_backend(device->type);
+  if (backend == nullptr || backend->capture_graph == nullptr) {
+    return "this build cannot capture graphs on " + device->str();
+  }
   for (int id : g.inputs) {
     if (g.value(id).device != *device) return "an input is on " + g.value(id).device.str();
   }
@@ -304,7 +308,7 @@ bool Executor::capture(const std::vector<Tensor>& inputs) {
   }
   const int device = g.value(g.inputs.empty() ? g.outputs.at(0) : g.inputs[0]).device.index;
   try {
-    cuda_graph_ = std::make_unique<CapturedReplay>(device, [this] { replay_steps(); });
+    cuda_graph_ = find_backend(kCUDA)->capture_graph(device, [this] { replay_steps(); });
   } catch (const std::exception& e) {
     release_intermediates();
     static_inputs_.clear();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/cpu/conv_prepacked.h"
 #include "jit/graph.h"
 #include "jit/passes/memory_plan.h"
@@ -15,7 +16,6 @@
 namespace wick::jit {
 
 class FusedCudaKernel;  // jit/fused_cuda.h
-class CapturedReplay;   // jit/cuda_graph.h
 
 struct ExecutorOptions {
   bool plan_memory = true;  // intermediates in one arena (jit/passes/memory_plan.h)
@@ -108,7 +108,7 @@ class Executor {
   int64_t runs_ = 0;
   GraphState graph_state_ = GraphState::Off;
   std::string cuda_graph_status_;
-  std::unique_ptr<CapturedReplay> cuda_graph_;
+  std::unique_ptr<CapturedGraph> cuda_graph_;
   std::vector<Tensor> static_inputs_;   // what the captured graph reads its inputs from
   std::vector<Tensor> static_outputs_;  // and writes its outputs to
   std::vector<bool> output_is_fresh_;   // by output: a new value each run (copied out), not a leaf

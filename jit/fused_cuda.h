@@ -47,18 +47,20 @@ OperandAccess operand_access(const Shape& input, const Strides& input_strides, c
 std::vector<OperandAccess> fused_operand_access(const Node& node, const Graph& graph);
 std::string fused_cuda_source(const Node& node, const Graph& graph);
 
-// Whether this build can compile and run fused CUDA kernels (a CUDA build: NVRTC is part of it).
+// Whether this build can compile and run fused CUDA kernels: the CUDA backend has the run-time
+// compilation hooks (Note [backend hooks for static graphs] in core/backend.h; NVRTC in a CUDA
+// build, none without CUDA).
 bool cuda_fusion_available();
 
-// NVRTC's translation of `source` for `arch`: PTX for "compute_90", a cubin for "sm_90". Needs
-// no GPU, so tests compile every generated kernel on any machine of a CUDA build. Throws
-// std::runtime_error with the compiler's log when the source does not compile, and in a build
-// without CUDA.
+// NVRTC's translation of `source` for `arch` (the backend's compile_source hook): PTX for
+// "compute_90", a cubin for "sm_90". Needs no GPU, so tests compile every generated kernel on any
+// machine of a CUDA build. Throws std::runtime_error with the compiler's log when the source does
+// not compile, and in a build without CUDA.
 std::string nvrtc_compile(const std::string& source, const std::string& arch);
 
-// One fused CUDA node, compiled for the device it runs on. run() takes the node's arguments as
-// the executor binds them (inputs, then the contiguous float32 output) and launches on the
-// device's current stream.
+// One fused CUDA node, compiled for the device it runs on (jit/fused_cuda.cpp, through the
+// backend's hooks). run() takes the node's arguments as the executor binds them (inputs, then the
+// contiguous float32 output) and launches on the device's current stream.
 class FusedCudaKernel {
  public:
   FusedCudaKernel(const Node& node, const Graph& graph);

@@ -1,12 +1,12 @@
-// wick._C._env_facts() and _env_checks(): the environment report of tools/env (the C++ wick_env
+// wick._C._env_facts() and _env_checks(): the environment report (envreport/; the C++ wick_env
 // tool prints the same) for python -m wick.utils.collect_env. Facts travel as flat strings;
 // `assume` takes the same KEY=VALUE overrides as wick_env --assume.
 #include <pybind11/stl.h>
 
 #include <stdexcept>
 
+#include "envreport/report.h"
 #include "python/bind_common.h"
-#include "tools/env/env_report.h"
 
 namespace wick::python {
 

@@ -1,5 +1,5 @@
 // wick_env: what this build of wick was compiled with, what this machine has, and whether they
-// agree (tools/env/env_report.h). PyTorch's `python -m torch.utils.collect_env`, with a verdict.
+// agree (envreport/report.h). PyTorch's `python -m torch.utils.collect_env`, with a verdict.
 //
 //   wick_env                                    # this machine
 //   wick_env --assume cuda_driver_version=12040 --assume gpus=sm_75   # what if
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "tools/env/env_report.h"
+#include "envreport/report.h"
 
 int main(int argc, char** argv) {
   wick::env::Facts facts = wick::env::gather();

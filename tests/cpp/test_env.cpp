@@ -1,8 +1,8 @@
-// The environment report's verdicts (tools/env), each mismatch injected into the facts of a
+// The environment report's verdicts (envreport/), each mismatch injected into the facts of a
 // machine where everything agrees.
 #include <gtest/gtest.h>
 
-#include "tools/env/env_report.h"
+#include "envreport/report.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
-"""python -m wick.utils.collect_env: the report of tools/env from Python, its verdicts with
-injected mismatches, the Python side's versions, and its argument errors."""
+"""python -m wick.utils.collect_env: the environment report (envreport/) from Python, its
+verdicts with injected mismatches, the Python side's versions, and its argument errors."""
 
 import os
 import subprocess

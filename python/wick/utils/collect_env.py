@@ -2,12 +2,12 @@
 a verdict on each pair that must agree (driver vs CUDA runtime, cuDNN and NCCL vs their headers,
 each GPU vs the architectures compiled in, the build's instruction sets vs the processor,
 threads vs cores), each with a one-line hint. The same report as the C++ tool `wick_env`
-(tools/env), plus the Python side: Python, NumPy and PyTorch versions.
+(envreport/), plus the Python side: Python, NumPy and PyTorch versions.
 
     python -m wick.utils.collect_env
     python -m wick.utils.collect_env --assume cuda_driver_version=12040 --assume gpus=sm_75
 
---assume KEY=VALUE replaces a fact before the checks run (tools/env/env_report.h lists the keys),
+--assume KEY=VALUE replaces a fact before the checks run (envreport/report.h lists the keys),
 to ask what wick would say on another machine. The exit status is 1 when a check fails."""
 
 import argparse

@@ -1,4 +1,4 @@
-// Verdicts on an environment's facts (tools/env/env_report.h), their text form, and what-if
+// Verdicts on an environment's facts (envreport/report.h), their text form, and what-if
 // overrides.
 //
 // Note [environment checks]
@@ -22,7 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tools/env/env_report.h"
+#include "envreport/report.h"
 
 namespace wick::env {
 namespace {

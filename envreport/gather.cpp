@@ -1,4 +1,4 @@
-// Collecting the facts of tools/env/env_report.h: compile-time macros for the build, and for the
+// Collecting the facts of envreport/report.h: compile-time macros for the build, and for the
 // machine the CUDA runtime and driver, the loaded cuDNN and NCCL, MPI's library string, CPUID,
 // OpenMP and - when the process has it loaded or it is installed - OpenBLAS's chosen kernel.
 #include <cpuid.h>
@@ -12,7 +12,7 @@
 #include "cuda/api.h"
 #include "cuda/build_info.h"
 #include "distributed/backends.h"
-#include "tools/env/env_report.h"
+#include "envreport/report.h"
 
 namespace wick::env {
 namespace {

@@ -1,8 +1,8 @@
-// The environment report's text and flat forms, and what-if overrides (tools/env/env_report.h).
+// The environment report's text and flat forms, and what-if overrides (envreport/report.h).
 #include <sstream>
 #include <stdexcept>
 
-#include "tools/env/env_report.h"
+#include "envreport/report.h"
 
 namespace wick::env {
 namespace {
@@ -83,7 +83,7 @@ void assume(Facts& f, const std::string& key_equals_value) {
   } else if (key == "cpu_features_compiled") {
     f.cpu_features_compiled = split(value);
   } else {
-    throw std::invalid_argument("assume: unknown fact '" + key + "' (see tools/env/env_report.h)");
+    throw std::invalid_argument("assume: unknown fact '" + key + "' (see envreport/report.h)");
   }
 }
 

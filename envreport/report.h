@@ -1,7 +1,7 @@
 // The environment report behind `wick_env` and `python -m wick.utils.collect_env`: what this
 // build was compiled with and what this machine has, then a verdict per compatibility check with
-// a one-line hint (Note [environment checks] in env_report.cpp). The facts are plain data, so a
-// test (or a curious student) can ask what wick would say about another machine:
+// a one-line hint (Note [environment checks] in envreport/checks.cpp). The facts are plain data, so
+// a test (or a curious student) can ask what wick would say about another machine:
 // check_environment() is a pure function of them.
 #pragma once
 #include <map>
