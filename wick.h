@@ -10,7 +10,6 @@
 #include "core/ops.h"
 #include "core/print.h"
 #include "data/data.h"
-#include "nn/attention.h"  // attention
 #include "nn/callbacks.h"
 #include "nn/checkpoint.h"
 #include "nn/clip_grad.h"
@@ -21,8 +20,5 @@
 #include "nn/layers.h"
 #include "nn/models/resnet.h"  // wick::models: ResNets
 #include "nn/module.h"
-#include "nn/normalization.h"
 #include "nn/optim.h"
-#include "nn/rnn.h"
 #include "nn/serialization.h"
-#include "nn/transformer.h"  // attention

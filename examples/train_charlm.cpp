@@ -28,9 +28,9 @@
 #include "examples/common/cli.h"
 #include "nn/clip_grad.h"
 #include "nn/functional.h"
+#include "nn/layers/recurrent.h"
+#include "nn/layers/transformer.h"
 #include "nn/optim.h"
-#include "nn/rnn.h"
-#include "nn/transformer.h"
 #include "wick.h"
 
 using namespace wick;

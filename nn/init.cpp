@@ -92,4 +92,13 @@ Tensor& kaiming_normal_(Tensor& tensor, double a, FanMode mode, const std::strin
   return normal_(tensor, 0.0, kaiming_std(tensor, a, mode, nonlinearity), generator);
 }
 
+void fan_in_uniform_(Tensor& weight, Tensor& bias) {
+  if (weight.numel() > 0) kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    int64_t fan_in = fan_in_and_fan_out(weight).first;
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    uniform_(bias, -bound, bound);
+  }
+}
+
 }  // namespace wick::nn::init

@@ -40,4 +40,9 @@ Tensor& kaiming_normal_(Tensor& tensor, double a = 0.0, FanMode mode = FanMode::
                         const std::string& nonlinearity = "leaky_relu",
                         Generator& generator = default_generator());
 
+// PyTorch's reset_parameters for Linear and the convolutions: kaiming_uniform_(a=sqrt(5)) on the
+// weight, which is uniform in +-1/sqrt(fan_in), and the same bound for the bias (if defined). A
+// zero-element weight is left as it is and, with no inputs, the bias bound is 0.
+void fan_in_uniform_(Tensor& weight, Tensor& bias);
+
 }  // namespace wick::nn::init

@@ -2,9 +2,10 @@
 // arranged to be numerically stable: cross-entropy goes through log_softmax (never log of a
 // softmax), and the logistic loss through max(x, 0) + log(1 + exp(-|x|)), which never
 // exponentiates a large positive number.
+#include "nn/losses.h"
+
 #include "autograd/grad_mode.h"
 #include "core/autocast.h"
-#include "nn/functional.h"
 
 namespace wick::nn::functional {
 
@@ -75,6 +76,13 @@ Tensor checked_labels(const char* op, const Tensor& labels, int64_t classes, int
 }
 
 }  // namespace
+
+Reduction reduction_from_string(const std::string& name) {
+  if (name == "none") return Reduction::None;
+  if (name == "mean") return Reduction::Mean;
+  if (name == "sum") return Reduction::Sum;
+  throw_value_error("loss", "reduction must be 'none', 'mean' or 'sum'; got '", name, "'");
+}
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, int64_t ignore_index,
                 Reduction reduction) {

@@ -247,4 +247,12 @@ std::string Module::repr() const {
 
 std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
 
+std::string tuple_repr(const std::vector<int64_t>& values) {
+  std::ostringstream os;
+  os << '(';
+  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
+  os << (values.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
 }  // namespace wick::nn

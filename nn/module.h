@@ -131,4 +131,7 @@ class Module {
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
 
+// A layer's sizes as Python prints a tuple, for extra_repr: "(3, 3)", and "(3,)" for one.
+std::string tuple_repr(const std::vector<int64_t>& values);
+
 }  // namespace wick::nn

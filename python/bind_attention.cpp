@@ -1,9 +1,10 @@
-// wick._C._attention: scaled dot-product attention (core/ops/attention.h, nn/attention.h) and the
-// multi-head attention forward that wick.nn.MultiheadAttention calls. PyTorch's argument checks
-// that raise AssertionError live in python/wick/nn/functional_attention.py, before these run.
+// wick._C._attention: scaled dot-product attention (core/ops/attention.h,
+// nn/layers/attention.h) and the multi-head attention forward that wick.nn.MultiheadAttention
+// calls. PyTorch's argument checks that raise AssertionError live in
+// python/wick/nn/functional_attention.py, before these run.
 #include <pybind11/stl.h>
 
-#include "nn/attention.h"
+#include "nn/layers/attention.h"
 #include "python/bind_common.h"
 
 namespace wick::python {

@@ -63,9 +63,11 @@ void init_indexing(py::module_& m);    // bind_indexing.cpp: __getitem__ / __set
 void init_creation(py::module_& m);    // bind_creation.cpp: tensor(), zeros(), ..., tolist()
 void init_interop(py::module_& m);     // bind_interop.cpp: NumPy and DLPack
 void init_autograd(py::module_& m);    // bind_autograd.cpp
-void init_nn(py::module_& m);          // bind_nn.cpp: functional, init, clip_grad, save/load
+void init_nn(py::module_& m);          // bind_nn.cpp: the _nn submodule: init, clip_grad, save/load
+void init_layers(py::module_& m);      // bind_layers.cpp: the layers' functions, by kind
+void init_losses(py::module_& m);      // bind_losses.cpp
 void init_optim(py::module_& m);       // bind_optim.cpp
-void init_rnn(py::module_& m);         // bind_rnn.cpp: recurrent layers and cells (rnn)
+void init_rnn(py::module_& m);         // bind_rnn.cpp: recurrent layers and cells
 void init_data(py::module_& m);        // bind_data.cpp
 
 // bind_distributed.cpp: process groups, collectives and DDP's Reducer.
@@ -80,7 +82,7 @@ void init_env(py::module_& m);       // bind_env.cpp: _env_facts(), _env_checks(
 void init_composites(py::module_& m);
 // pyapi: bind_defaults.cpp: default dtype, print options, Tensor.new_* and Tensor.type().
 void init_defaults(py::module_& m);
-// attention: bind_attention.cpp, scaled dot-product and multi-head attention (wick._C._attention)
+// bind_attention.cpp: scaled dot-product and multi-head attention (wick._C._attention)
 void init_attention(py::module_& m);
 
 // Note [one-line TypeErrors]

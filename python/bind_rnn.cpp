@@ -1,9 +1,9 @@
 // Recurrent layers: torch's cell functions (wick.lstm_cell, gru_cell, rnn_tanh_cell,
 // rnn_relu_cell) and wick._C._nn._rnn, the multi-layer recurrence that wick/nn/modules/rnn.py
-// calls with its parameters (nn/rnn.h, core/ops/rnn.h).
+// calls with its parameters (nn/layers/recurrent.h, core/ops/rnn.h).
 #include <pybind11/stl.h>
 
-#include "nn/rnn.h"
+#include "nn/layers/recurrent.h"
 #include "python/bind_common.h"
 
 namespace wick::python {

@@ -7,10 +7,7 @@
 #include "core/cpu/winograd_tiles.h"
 #include "python/bind_common.h"
 
-// nnlayers: convolution, pooling, normalization and resampling, part two (bind_nn_more.cpp,
-// into _C._nn).
 namespace wick::python {
-void init_nn_more(py::module_& m);
 void init_memory(py::module_& m);     // bind_memory.cpp: wick._C._memory, for wick.memory
 void init_jit(py::module_& m);        // bind_jit.cpp: wick._C._jit, for wick.jit and wick.compile
 void init_quantized(py::module_& m);  // bind_quantized.cpp: wick._C._quantized (int8)
@@ -29,9 +26,10 @@ PYBIND11_MODULE(_C, m) {
   init_interop(m);
   init_autograd(m);
   init_nn(m);
-  init_nn_more(m);  // nnlayers: needs _C._nn from init_nn
+  init_layers(m);  // these three extend _C._nn, made by init_nn
+  init_losses(m);
+  init_rnn(m);
   init_optim(m);
-  init_rnn(m);  // rnn: after init_nn, whose _nn submodule it extends
   init_data(m);
   init_distributed(m);
   init_amp(m);
@@ -41,7 +39,7 @@ PYBIND11_MODULE(_C, m) {
   init_composites(m);  // composites: after shape ops, so its Tensor methods see the class
   // pyapi: default dtype, print options, Tensor.new_* and Tensor.type()
   init_defaults(m);
-  init_attention(m);  // attention
+  init_attention(m);
   init_memory(m);
   init_jit(m);
   init_quantized(m);

@@ -1,6 +1,7 @@
 // Recurrent steps and layers: the fused LSTM and GRU steps, PyTorch's cell functions
 // (torch.lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell) and one direction of one recurrent
-// layer over a whole (possibly packed) sequence. nn/rnn.h stacks layers and directions.
+// layer over a whole (possibly packed) sequence. nn/layers/recurrent.h stacks layers and
+// directions.
 #pragma once
 
 #include <cstdint>

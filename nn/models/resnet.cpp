@@ -2,7 +2,7 @@
 
 #include "core/ops.h"
 #include "nn/init.h"
-#include "nn/resample.h"
+#include "nn/layers/resample.h"
 
 namespace wick::models {
 

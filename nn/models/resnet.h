@@ -10,7 +10,6 @@
 
 #include "nn/containers.h"
 #include "nn/layers.h"
-#include "nn/normalization.h"
 
 namespace wick::models {
 

@@ -12,7 +12,7 @@
 #include "jit/passes/passes.h"
 #include "nn/containers.h"
 #include "nn/layers.h"
-#include "nn/normalization.h"
+#include "nn/layers/normalization.h"
 #include "wick.h"
 
 using namespace wick;

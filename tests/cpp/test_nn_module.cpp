@@ -6,7 +6,7 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
-#include "nn/normalization.h"
+#include "nn/layers/normalization.h"
 #include "tests/cpp/test_util.h"
 
 namespace wick::nn {

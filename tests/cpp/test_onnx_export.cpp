@@ -17,8 +17,8 @@
 #include "jit/onnx_export.h"
 #include "nn/containers.h"
 #include "nn/layers.h"
+#include "nn/layers/normalization.h"
 #include "nn/models/resnet.h"
-#include "nn/normalization.h"
 #include "wick.h"
 
 using namespace wick;

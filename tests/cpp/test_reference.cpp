@@ -4,9 +4,9 @@
 #include <functional>
 
 #include "nn/functional.h"
+#include "nn/layers/transformer.h"
 #include "nn/optim.h"
 #include "nn/serialization.h"
-#include "nn/transformer.h"
 #include "tests/cpp/test_util.h"
 
 namespace wick {

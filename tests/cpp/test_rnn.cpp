@@ -2,7 +2,7 @@
 // per step, Note [recurrent layer]) against the same recurrence written step by step with plain
 // ops, forward and backward; gradcheck of every mode, packed or not; parameter names; errors.
 // tests/python/test_rnn.py compares the same layers with PyTorch.
-#include "nn/rnn.h"
+#include "nn/layers/recurrent.h"
 #include "test_util.h"
 
 namespace wick {

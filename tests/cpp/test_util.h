@@ -38,6 +38,11 @@ inline void expect_close(const Tensor& actual, const Tensor& expected, double at
   expect_close(actual, expected.to(kFloat64).to_vector<double>(), expected.shape(), atol, rtol);
 }
 
+// Expects the values of `actual` in order, whatever its shape.
+inline void expect_values(const Tensor& actual, const std::vector<double>& expected) {
+  expect_close(actual.reshape({-1}), expected, Shape{int64_t(expected.size())});
+}
+
 // Runs `fn` and expects an exception of type E whose message contains `fragment`.
 template <class E, class Fn>
 void expect_error(Fn&& fn, const std::string& fragment) {

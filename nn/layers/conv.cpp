@@ -1,12 +1,16 @@
-#include "nn/conv_more.h"
+#include "nn/layers/conv.h"
 
-#include <algorithm>
+#include <sstream>
 #include <vector>
 
 #include "autograd/functions/nn.h"
 #include "core/ops/op_utils.h"
+#include "nn/init.h"
+#include "nn/layers/resample.h"
 
-namespace wick::nn::functional {
+namespace wick::nn {
+
+namespace functional {
 
 namespace {
 
@@ -15,44 +19,6 @@ namespace {
 
 Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape, Device device) {
   return tensor(values, shape, TensorOptions(kInt64).with_device(device));
-}
-
-// The output length of a 1-D window sweep, PyTorch's pooling_output_shape (ceil_mode drops a
-// last window that would start inside the right padding).
-int64_t pooled_length(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  int64_t numerator = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  // Rounded toward negative infinity (ATen's div_rtn), so a too-small input gives 0.
-  int64_t out = (numerator >= 0 ? numerator / s : -((-numerator + s - 1) / s)) + 1;
-  if (ceil_mode && (out - 1) * s >= in + p) --out;
-  // PyTorch's ceil_mode gives a window to an input shorter than the dilated kernel; the 2-D
-  // pools this calls refuse that input, so it is refused here, naming the 1-D function.
-  if (in + 2 * p - d * (k - 1) - 1 < 0) return 0;
-  return out;
-}
-
-void check_pool1d(const char* op, const Tensor& input, int64_t k, int64_t s, int64_t p, int64_t d,
-                  bool ceil_mode) {
-  detail::check_defined(op, input);
-  check_state(input.dim() == 2 || input.dim() == 3, op,
-              "expected 2-D (unbatched) or 3-D (batched) input; got input of shape ",
-              input.shape());
-  check_state(k > 0 && s > 0 && d > 0 && p >= 0, op,
-              "kernel_size, stride and dilation must be positive and padding non-negative; got "
-              "kernel_size ",
-              k, ", stride ", s, ", padding ", p, ", dilation ", d);
-  check_state(p <= k / 2, op,
-              "pad should be at most half of effective kernel size, but got pad=", p,
-              ", kernel_size=", k);
-  check_state(
-      pooled_length(input.size(-1), k, s, p, d, ceil_mode) > 0, op, "the input of length ",
-      input.size(-1), " is too small for kernel_size ", k, ", stride ", s, ", padding ", p,
-      ", dilation ", d,
-      ": the output would be empty (with ceil_mode, PyTorch still gives a window to an input "
-      "shorter than the dilated kernel; wick's pools do not)");
-}
-
-int64_t stride_or(int64_t stride, int64_t kernel) {
-  return stride == kStrideOfKernel ? kernel : stride;
 }
 
 // The flat H * W positions of every tap of every window of an unfold, ordered [kh, kw, L], in
@@ -88,8 +54,8 @@ void check_fold_params(const char* op, Pair2 k, Pair2 d, Pair2 p, Pair2 s) {
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride,
               int64_t padding, int64_t dilation, int64_t groups) {
-  detail::check_defined("conv1d", input);
-  detail::check_defined("conv1d", weight);
+  wick::detail::check_defined("conv1d", input);
+  wick::detail::check_defined("conv1d", weight);
   check_state(input.dim() == 2 || input.dim() == 3, "conv1d",
               "expected 2-D (unbatched) or 3-D (batched) input; got input of shape ",
               input.shape());
@@ -109,11 +75,55 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int
   return y.squeeze(-2);
 }
 
+PaddingMode padding_mode_from_string(const char* op, const std::string& name) {
+  if (name == "valid") return PaddingMode::Valid;
+  if (name == "same") return PaddingMode::Same;
+  throw_value_error(op, "Invalid padding string '", name, "', should be one of 'valid' or 'same'");
+}
+
+// Note [same padding]
+// padding='same' is resolved in this one place, for the C++ functions and for wick._C._nn's
+// conv1d and conv2d, which accept the strings. With an odd total (an even kernel extent)
+// PyTorch pads the extra zero after the input and convolves with the symmetric part; so do
+// conv1d and conv2d below, so a length-8 input and a kernel of 4 still give 8 outputs.
+SamePadding same_padding(const char* op, int64_t kernel_size, int64_t dilation, int64_t stride) {
+  check_value(stride == 1, op, "padding='same' is not supported for strided convolutions");
+  const int64_t total = dilation * (kernel_size - 1);
+  return {total / 2, total - total / 2};
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride,
+              PaddingMode padding, int64_t dilation, int64_t groups) {
+  if (padding == PaddingMode::Valid) {
+    return conv1d(input, weight, bias, stride, 0, dilation, groups);
+  }
+  wick::detail::check_defined("conv1d", weight);
+  SamePadding p = same_padding("conv1d", weight.size(-1), dilation, stride);
+  Tensor x = p.after > p.before ? pad(input, {0, p.after - p.before}) : input;
+  return conv1d(x, weight, bias, stride, p.before, dilation, groups);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Pair2 stride,
+              PaddingMode padding, Pair2 dilation, int64_t groups) {
+  if (padding == PaddingMode::Valid) {
+    return wick::conv2d(input, weight, bias, stride, 0, dilation, groups);
+  }
+  wick::detail::check_defined("conv2d", weight);
+  check_state(weight.dim() == 4, "conv2d", "weight must be 4-D; got ", weight.shape());
+  SamePadding h = same_padding("conv2d", weight.size(2), dilation.h, stride.h);
+  SamePadding w = same_padding("conv2d", weight.size(3), dilation.w, stride.w);
+  Tensor x = input;
+  if (h.after > h.before || w.after > w.before) {
+    x = pad(input, {0, w.after - w.before, 0, h.after - h.before});
+  }
+  return wick::conv2d(x, weight, bias, stride, Pair2(h.before, w.before), dilation, groups);
+}
+
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Pair2 stride,
                         Pair2 padding, Pair2 output_padding, int64_t groups, Pair2 dilation) {
   const char* op = "conv_transpose2d";
-  detail::check_defined(op, input);
-  detail::check_defined(op, weight);
+  wick::detail::check_defined(op, input);
+  wick::detail::check_defined(op, weight);
   check_state(input.dim() == 3 || input.dim() == 4, op,
               "expected 3-D (unbatched) or 4-D (batched) input; got input of shape ",
               input.shape());
@@ -123,7 +133,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   check_type(input.is_floating_point(), op, "expected a floating-point input; got ", input.dtype());
   check_type(weight.dtype() == input.dtype(), op, "input and weight dtypes differ: ", input.dtype(),
              " and ", weight.dtype());
-  detail::check_same_device(op, input, weight);
+  wick::detail::check_same_device(op, input, weight);
   Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
   const int64_t cin = x.size(1);
   check_state(groups > 0 && cin % groups == 0, op, "given groups=", groups, ", in_channels ", cin,
@@ -167,92 +177,9 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   return input.dim() == 4 ? y : y.squeeze(0);
 }
 
-ValuesIndices max_pool1d_with_indices(const Tensor& input, int64_t kernel_size, int64_t stride,
-                                      int64_t padding, int64_t dilation, bool ceil_mode) {
-  stride = stride_or(stride, kernel_size);
-  check_pool1d("max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode);
-  ValuesIndices r =
-      max_pool2d_with_indices(input.unsqueeze(-2), Pair2(1, kernel_size), Pair2(1, stride),
-                              Pair2(0, padding), Pair2(1, dilation), ceil_mode);
-  // On a height-1 image the flat H * W index is the position along L.
-  return {r.values.squeeze(-2), r.indices.squeeze(-2)};
-}
-
-Tensor max_pool1d(const Tensor& input, int64_t kernel_size, int64_t stride, int64_t padding,
-                  int64_t dilation, bool ceil_mode) {
-  return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode).values;
-}
-
-Tensor avg_pool1d(const Tensor& input, int64_t kernel_size, int64_t stride, int64_t padding,
-                  bool ceil_mode, bool count_include_pad) {
-  stride = stride_or(stride, kernel_size);
-  check_pool1d("avg_pool1d", input, kernel_size, stride, padding, 1, ceil_mode);
-  return avg_pool2d(input.unsqueeze(-2), Pair2(1, kernel_size), Pair2(1, stride), Pair2(0, padding),
-                    ceil_mode, count_include_pad)
-      .squeeze(-2);
-}
-
-Tensor adaptive_avg_pool1d(const Tensor& input, int64_t output_size) {
-  detail::check_defined("adaptive_avg_pool1d", input);
-  check_state(input.dim() == 2 || input.dim() == 3, "adaptive_avg_pool1d",
-              "expected 2-D (unbatched) or 3-D (batched) input; got input of shape ",
-              input.shape());
-  check_state(output_size > 0 && input.size(-1) > 0, "adaptive_avg_pool1d",
-              "output_size must be positive and the input non-empty; got output_size ", output_size,
-              " for input of shape ", input.shape());
-  return adaptive_avg_pool2d(input.unsqueeze(-2), Pair2(1, output_size)).squeeze(-2);
-}
-
-ValuesIndices adaptive_max_pool2d_with_indices(const Tensor& input, Pair2 output_size) {
-  const char* op = "adaptive_max_pool2d";
-  detail::check_defined(op, input);
-  check_state(input.dim() == 3 || input.dim() == 4, op,
-              "expected 3-D (unbatched) or 4-D (batched) input; got input of shape ",
-              input.shape());
-  check_state(output_size.h > 0 && output_size.w > 0, op, "output_size must be positive; got (",
-              output_size.h, ", ", output_size.w, ")");
-  check_state(input.size(-1) > 0 && input.size(-2) > 0, op,
-              "expected non-empty spatial dims; got input of shape ", input.shape());
-  Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  const int64_t oh = output_size.h, ow = output_size.w;
-  auto start = [](int64_t i, int64_t in, int64_t out) { return i * in / out; };
-  auto end = [](int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; };
-  int64_t kh = 0, kw = 0;
-  for (int64_t i = 0; i < oh; ++i) kh = std::max(kh, end(i, h, oh) - start(i, h, oh));
-  for (int64_t j = 0; j < ow; ++j) kw = std::max(kw, end(j, w, ow) - start(j, w, ow));
-  // Windows differ in size; shorter ones repeat their last position, which leaves the maximum
-  // (and the first position holding it) unchanged, so every window has kh * kw taps.
-  std::vector<int64_t> taps;
-  taps.reserve(oh * ow * kh * kw);
-  for (int64_t i = 0; i < oh; ++i) {
-    for (int64_t j = 0; j < ow; ++j) {
-      for (int64_t a = 0; a < kh; ++a) {
-        int64_t r = std::min(start(i, h, oh) + a, end(i, h, oh) - 1);
-        for (int64_t b = 0; b < kw; ++b) {
-          taps.push_back(r * w + std::min(start(j, w, ow) + b, end(j, w, ow) - 1));
-        }
-      }
-    }
-  }
-  Shape taps_shape{n, c, oh, ow, kh * kw};
-  Tensor index = index_tensor(taps, Shape{1, 1, oh * ow * kh * kw}, x.device())
-                     .expand(Shape{n, c, oh * ow * kh * kw})
-                     .contiguous();
-  Tensor windows = gather(x.reshape(Shape{n, c, h * w}), 2, index).reshape(taps_shape);
-  ValuesIndices m = windows.max(-1);
-  Tensor flat = gather(index.reshape(taps_shape), 4, m.indices.unsqueeze(-1)).squeeze(-1);
-  if (input.dim() == 3) return {m.values.squeeze(0), flat.squeeze(0)};
-  return {m.values, flat};
-}
-
-Tensor adaptive_max_pool2d(const Tensor& input, Pair2 output_size) {
-  return adaptive_max_pool2d_with_indices(input, output_size).values;
-}
-
 Tensor unfold(const Tensor& input, Pair2 kernel_size, Pair2 dilation, Pair2 padding, Pair2 stride) {
   const char* op = "unfold";
-  detail::check_defined(op, input);
+  wick::detail::check_defined(op, input);
   check_state(input.dim() == 3 || input.dim() == 4, op,
               "expected 3-D (unbatched) or 4-D (batched) input; got input of shape ",
               input.shape());
@@ -284,7 +211,7 @@ Tensor unfold(const Tensor& input, Pair2 kernel_size, Pair2 dilation, Pair2 padd
 Tensor fold(const Tensor& input, Pair2 output_size, Pair2 kernel_size, Pair2 dilation,
             Pair2 padding, Pair2 stride) {
   const char* op = "fold";
-  detail::check_defined(op, input);
+  wick::detail::check_defined(op, input);
   check_state(input.dim() == 2 || input.dim() == 3, op,
               "expected 2-D (unbatched) or 3-D (batched) input; got input of shape ",
               input.shape());
@@ -323,4 +250,160 @@ Tensor fold(const Tensor& input, Pair2 output_size, Pair2 kernel_size, Pair2 dil
   return input.dim() == 3 ? image : image.squeeze(0);
 }
 
-}  // namespace wick::nn::functional
+}  // namespace functional
+
+namespace F = functional;
+
+namespace {
+
+void check_channels(const char* type, int64_t in, int64_t out, int64_t groups) {
+  check_value(in > 0 && out > 0 && groups > 0, type,
+              "in_channels, out_channels and groups must be positive; got ", in, ", ", out, ", ",
+              groups);
+  check_value(in % groups == 0, type,
+              "in_channels must be divisible by groups; got in_channels=", in, ", groups=", groups);
+  check_value(out % groups == 0, type,
+              "out_channels must be divisible by groups; got out_channels=", out,
+              ", groups=", groups);
+}
+
+// The set-up every convolution shares: the channel checks, weight [out, in / groups, k...]
+// ([in, out / groups, k...] when transposed) and bias [out], initialised like PyTorch's.
+void conv_parameters(Module& conv, int64_t in, int64_t out, int64_t groups, bool transposed,
+                     const std::vector<int64_t>& kernel_size, bool with_bias, Tensor& weight,
+                     Tensor& bias) {
+  const char* type = conv.type_name().c_str();
+  check_channels(type, in, out, groups);
+  Shape shape = transposed ? Shape{in, out / groups} : Shape{out, in / groups};
+  for (int64_t k : kernel_size) {
+    check_value(k > 0, type, "kernel_size must be positive; got ", tuple_repr(kernel_size));
+    shape.push_back(k);
+  }
+  weight = conv.register_parameter("weight", empty(shape));
+  if (with_bias) bias = conv.register_parameter("bias", empty({out}));
+  init::fan_in_uniform_(weight, bias);
+}
+
+// PyTorch's _ConvNd.extra_repr: padding, dilation and output_padding only where they differ
+// from their defaults.
+std::string conv_repr(int64_t in, int64_t out, const std::vector<int64_t>& kernel_size,
+                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                      const std::vector<int64_t>& dilation,
+                      const std::vector<int64_t>& output_padding, int64_t groups, bool bias) {
+  auto all = [](const std::vector<int64_t>& v, int64_t value) {
+    for (int64_t x : v) {
+      if (x != value) return false;
+    }
+    return true;
+  };
+  std::ostringstream os;
+  os << in << ", " << out << ", kernel_size=" << tuple_repr(kernel_size)
+     << ", stride=" << tuple_repr(stride);
+  if (!all(padding, 0)) os << ", padding=" << tuple_repr(padding);
+  if (!all(dilation, 1)) os << ", dilation=" << tuple_repr(dilation);
+  if (!all(output_padding, 0)) os << ", output_padding=" << tuple_repr(output_padding);
+  if (groups != 1) os << ", groups=" << groups;
+  if (!bias) os << ", bias=False";
+  return os.str();
+}
+
+std::vector<int64_t> pair(Pair2 p) { return {p.h, p.w}; }
+
+}  // namespace
+
+Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
+               int64_t padding, int64_t dilation, int64_t groups, bool with_bias)
+    : Module("Conv1d"),
+      in_channels_(in_channels),
+      out_channels_(out_channels),
+      kernel_size_(kernel_size),
+      stride_(stride),
+      padding_(padding),
+      dilation_(dilation),
+      groups_(groups) {
+  conv_parameters(*this, in_channels, out_channels, groups, false, {kernel_size}, with_bias, weight,
+                  bias);
+}
+
+Tensor Conv1d::forward(const Tensor& input) {
+  return F::conv1d(input, weight, bias, stride_, padding_, dilation_, groups_);
+}
+
+std::string Conv1d::extra_repr() const {
+  return conv_repr(in_channels_, out_channels_, {kernel_size_}, {stride_}, {padding_}, {dilation_},
+                   {0}, groups_, bias.defined());
+}
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Pair2 kernel_size, Pair2 stride,
+               Pair2 padding, Pair2 dilation, int64_t groups, bool with_bias)
+    : Module("Conv2d"),
+      in_channels_(in_channels),
+      out_channels_(out_channels),
+      groups_(groups),
+      kernel_size_(kernel_size),
+      stride_(stride),
+      padding_(padding),
+      dilation_(dilation) {
+  conv_parameters(*this, in_channels, out_channels, groups, false, pair(kernel_size), with_bias,
+                  weight, bias);
+}
+
+Tensor Conv2d::forward(const Tensor& input) {
+  return F::conv2d(input, weight, bias, stride_, padding_, dilation_, groups_);
+}
+
+std::string Conv2d::extra_repr() const {
+  return conv_repr(in_channels_, out_channels_, pair(kernel_size_), pair(stride_), pair(padding_),
+                   pair(dilation_), {0, 0}, groups_, bias.defined());
+}
+
+ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Pair2 kernel_size,
+                                 Pair2 stride, Pair2 padding, Pair2 output_padding, int64_t groups,
+                                 bool with_bias, Pair2 dilation)
+    : Module("ConvTranspose2d"),
+      in_channels_(in_channels),
+      out_channels_(out_channels),
+      groups_(groups),
+      kernel_size_(kernel_size),
+      stride_(stride),
+      padding_(padding),
+      output_padding_(output_padding),
+      dilation_(dilation) {
+  conv_parameters(*this, in_channels, out_channels, groups, true, pair(kernel_size), with_bias,
+                  weight, bias);
+}
+
+Tensor ConvTranspose2d::forward(const Tensor& input) {
+  return F::conv_transpose2d(input, weight, bias, stride_, padding_, output_padding_, groups_,
+                             dilation_);
+}
+
+std::string ConvTranspose2d::extra_repr() const {
+  return conv_repr(in_channels_, out_channels_, pair(kernel_size_), pair(stride_), pair(padding_),
+                   pair(dilation_), pair(output_padding_), groups_, bias.defined());
+}
+
+Unfold::Unfold(Pair2 kernel_size, Pair2 dilation, Pair2 padding, Pair2 stride)
+    : Module("Unfold"),
+      kernel_size_(kernel_size),
+      dilation_(dilation),
+      padding_(padding),
+      stride_(stride) {}
+
+Tensor Unfold::forward(const Tensor& input) {
+  return F::unfold(input, kernel_size_, dilation_, padding_, stride_);
+}
+
+Fold::Fold(Pair2 output_size, Pair2 kernel_size, Pair2 dilation, Pair2 padding, Pair2 stride)
+    : Module("Fold"),
+      output_size_(output_size),
+      kernel_size_(kernel_size),
+      dilation_(dilation),
+      padding_(padding),
+      stride_(stride) {}
+
+Tensor Fold::forward(const Tensor& input) {
+  return F::fold(input, output_size_, kernel_size_, dilation_, padding_, stride_);
+}
+
+}  // namespace wick::nn

@@ -1,10 +1,9 @@
-#include "nn/transformer.h"
+#include "nn/layers/transformer.h"
 
 #include <limits>
 
 #include "core/generator.h"
 #include "core/ops.h"
-#include "nn/functional.h"
 #include "nn/init.h"
 
 namespace wick::nn {

@@ -1,12 +1,12 @@
-#include "nn/rnn.h"
+#include "nn/layers/recurrent.h"
 
 #include <cmath>
 #include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
-#include "nn/functional.h"
 #include "nn/init.h"
+#include "nn/layers/dropout.h"
 
 namespace wick::nn {
 

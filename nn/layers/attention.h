@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "core/ops/attention.h"
-#include "nn/layers.h"
+#include "nn/layers/linear.h"
 #include "nn/module.h"
 
 namespace wick::nn::functional {

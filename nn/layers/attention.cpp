@@ -1,12 +1,12 @@
-#include "nn/attention.h"
+#include "nn/layers/attention.h"
 
 #include <cmath>
 #include <limits>
 #include <sstream>
 
 #include "core/ops.h"
-#include "nn/functional.h"
 #include "nn/init.h"
+#include "nn/layers/dropout.h"
 
 namespace wick::nn::functional {
 

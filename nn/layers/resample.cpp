@@ -1,11 +1,14 @@
-#include "nn/resample.h"
+#include "nn/layers/resample.h"
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "core/ops/op_utils.h"
 
-namespace wick::nn::functional {
+namespace wick::nn {
+
+namespace functional {
 
 namespace {
 
@@ -166,7 +169,7 @@ Tensor resize_dim(const Tensor& x, int64_t dim, int64_t out, const std::string& 
 
 Tensor pad(const Tensor& input, const std::vector<int64_t>& pad, const std::string& mode,
            double value) {
-  detail::check_defined("pad", input);
+  wick::detail::check_defined("pad", input);
   check_state(pad.size() % 2 == 0, "pad", "Padding length must be divisible by 2; got ", pad.size(),
               " values");
   const int64_t k = int64_t(pad.size()) / 2, n = input.dim();
@@ -210,7 +213,7 @@ Tensor interpolate(const Tensor& input, const std::vector<int64_t>& size,
                    const std::vector<double>& scale_factor, const std::string& mode,
                    std::optional<bool> align_corners, bool recompute_scale_factor) {
   const char* op = "interpolate";
-  detail::check_defined(op, input);
+  wick::detail::check_defined(op, input);
   const int64_t spatial = input.dim() - 2;
   const bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
   check_state(mode == "nearest" || mode == "nearest-exact" || mode == "area" || linear, op,
@@ -276,7 +279,7 @@ Tensor interpolate(const Tensor& input, const std::vector<int64_t>& size,
 }
 
 Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor) {
-  detail::check_defined("pixel_shuffle", input);
+  wick::detail::check_defined("pixel_shuffle", input);
   const int64_t r = upscale_factor;
   check_state(input.dim() >= 3, "pixel_shuffle",
               "expects input to have at least 3 dimensions, but got input of shape ",
@@ -297,7 +300,7 @@ Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor) {
 }
 
 Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor) {
-  detail::check_defined("pixel_unshuffle", input);
+  wick::detail::check_defined("pixel_unshuffle", input);
   const int64_t r = downscale_factor;
   check_state(input.dim() >= 3, "pixel_unshuffle",
               "expects input to have at least 3 dimensions, but got input of shape ",
@@ -320,5 +323,86 @@ Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor) {
   for (int64_t s : {c * r * r, h / r, w / r}) out.push_back(s);
   return y.reshape(out);
 }
+}  // namespace functional
 
-}  // namespace wick::nn::functional
+namespace F = functional;
+
+namespace {
+
+// A number, or a tuple of them, as PyTorch's resampling layers print their arguments.
+template <class T>
+std::string list_text(const std::vector<T>& v) {
+  std::ostringstream os;
+  if (v.size() == 1) {
+    os << v[0];
+    return os.str();
+  }
+  os << '(';
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << ')';
+  return os.str();
+}
+
+}  // namespace
+
+Upsample::Upsample(std::vector<int64_t> size, std::vector<double> scale_factor, std::string mode,
+                   std::optional<bool> align_corners)
+    : Module("Upsample"),
+      size_(std::move(size)),
+      scale_factor_(std::move(scale_factor)),
+      mode_(std::move(mode)),
+      align_corners_(align_corners) {}
+
+Tensor Upsample::forward(const Tensor& input) {
+  // One number stands for every spatial dim, as in PyTorch.
+  const size_t spatial = input.dim() > 2 ? size_t(input.dim() - 2) : 1;
+  std::vector<int64_t> size = size_;
+  std::vector<double> scale = scale_factor_;
+  if (size.size() == 1) size.assign(spatial, size[0]);
+  if (scale.size() == 1) scale.assign(spatial, scale[0]);
+  return F::interpolate(input, size, scale, mode_, align_corners_);
+}
+
+std::string Upsample::extra_repr() const {
+  std::ostringstream os;
+  if (!scale_factor_.empty()) {
+    os << "scale_factor=" << list_text(scale_factor_);
+  } else {
+    os << "size=" << list_text(size_);
+  }
+  os << ", mode=" << mode_;
+  return os.str();
+}
+
+PixelShuffle::PixelShuffle(int64_t upscale_factor)
+    : Module("PixelShuffle"), upscale_factor_(upscale_factor) {}
+
+Tensor PixelShuffle::forward(const Tensor& input) {
+  return F::pixel_shuffle(input, upscale_factor_);
+}
+
+std::string PixelShuffle::extra_repr() const {
+  return "upscale_factor=" + std::to_string(upscale_factor_);
+}
+
+Pad2d::Pad2d(const char* type_name, std::vector<int64_t> padding, std::string mode, double value)
+    : Module(type_name), padding_(std::move(padding)), mode_(std::move(mode)), value_(value) {
+  if (padding_.size() == 1) padding_.assign(4, padding_[0]);
+  check_value(padding_.size() == 4, type_name,
+              "padding must be one number or 4 (left, right, top, bottom); got ", padding_.size(),
+              " values");
+}
+
+Tensor Pad2d::forward(const Tensor& input) { return F::pad(input, padding_, mode_, value_); }
+
+std::string Pad2d::extra_repr() const {
+  std::string s = list_text(padding_);
+  if (type_name() == "ConstantPad2d") {
+    std::ostringstream os;
+    os << s << ", value=" << value_;
+    s = os.str();
+  }
+  return s;
+}
+
+}  // namespace wick::nn

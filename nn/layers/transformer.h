@@ -12,10 +12,11 @@
 #include <string>
 
 #include "core/ops/factory.h"
-#include "nn/attention.h"
 #include "nn/containers.h"
-#include "nn/layers.h"
-#include "nn/normalization.h"
+#include "nn/layers/attention.h"
+#include "nn/layers/dropout.h"
+#include "nn/layers/linear.h"
+#include "nn/layers/normalization.h"
 
 namespace wick::nn {
 
