@@ -1,4 +1,4 @@
-// Writes a wick model from C++ as an ONNX file (wick::jit::export_onnx, the C++ twin of
+// Writes a wick model from C++ as an ONNX file (wick::jit::export_onnx, the exporter behind
 // wick.onnx.export), so that ONNX Runtime, TensorRT or any ONNX consumer can run it. Also writes,
 // beside it, a sample batch and wick's outputs on it (safetensors: "input", "output"), so whoever
 // runs the file can check it gives the same numbers.

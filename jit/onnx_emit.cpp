@@ -245,7 +245,7 @@ std::string Emitter::leaf(int id) {
     size_t i = static_cast<size_t>(v.input_index);
     std::string name = i < options.input_names.size() ? options.input_names[i]
                        : g.inputs.size() == 1         ? "input"
-                                                      : "input_" + std::to_string(i);
+                                                      : "input" + std::to_string(i);
     onnx::ValueInfoProto* info = out_.add_input();
     info->set_name(name);
     auto* tensor = info->mutable_type()->mutable_tensor_type();
@@ -481,7 +481,7 @@ void Emitter::run() {
     const Value& v = g.value(g.outputs[i]);
     std::string name = i < options.output_names.size() ? options.output_names[i]
                        : g.outputs.size() == 1         ? "output"
-                                                       : "output_" + std::to_string(i);
+                                                       : "output" + std::to_string(i);
     node("Identity", {get(g.outputs[i])}, {name});
     onnx::ValueInfoProto* info = out_.add_output();
     info->set_name(name);

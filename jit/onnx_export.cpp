@@ -1,5 +1,6 @@
 #include "jit/onnx_export.h"
 
+#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
 #include <deque>
@@ -28,7 +29,17 @@ namespace wick::jit {
 // onnx_emit.cpp). Parameters that reach the graph unchanged, or through views, are initializers
 // under their state_dict names; constants the folding made are initializers of their own, and a
 // constant of one repeated value is a ConstantOfShape. The model is written with the ONNX
-// project's protobuf classes (onnx/onnx_pb.h), opset 17 or later.
+// project's protobuf classes (onnx/onnx_pb.h), opset 17 or later, once ONNX's own checker
+// accepts it: an exporter bug fails here, not in whoever loads the file.
+//
+// Note [one ONNX exporter]
+// wick once had two exporters, this one and a Python one written with the onnx PyPI package,
+// and they drifted (default names, which batch-1 inputs are grown, how views are said). Now
+// wick.onnx.export is a thin face: it checks its arguments the Python way (TypeError,
+// FileNotFoundError), puts the model in eval mode and hands its forward to export_onnx through
+// wick._C._onnx, with a locator that finds module paths by forward hooks. Everything about the
+// file is decided here, for C++ and Python callers alike, and exporting needs no onnx package.
+// The cost: a build without libonnx-dev cannot export at all (onnx_export_off.cpp says so).
 //
 // Note [dynamic batch in ONNX]
 // A trace hard-codes every shape. To give dim 0 of the inputs and outputs the symbolic size
@@ -228,7 +239,7 @@ void export_traced(const TracedFunction& fn, const std::vector<Tensor>& example_
     if (options.dynamic_batch)
       check_value(example_inputs[i].dim() >= 1 && example_inputs[i].shape()[0] >= 1, kOp,
                   "with dynamic_batch, every input needs a batch dim (dim 0); input ", i,
-                  " has shape ", example_inputs[i].shape());
+                  " has shape ", example_inputs[i].shape(), " (export with dynamic_batch off)");
   }
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
   check_value(folder.empty() || std::filesystem::is_directory(folder), kOp, "cannot write '", path,
@@ -243,16 +254,18 @@ void export_traced(const TracedFunction& fn, const std::vector<Tensor>& example_
   opset->set_domain("");
   opset->set_version(options.opset_version);
   onnx::GraphProto& graph = *model.mutable_graph();
-  graph.set_name("wick");
+  graph.set_name(options.graph_name);
 
   // A batch of one would trace size-1 dims, which views treat as special; trace at 2 and 3.
   std::vector<Tensor> inputs = example_inputs;
+  bool batch_of_one = false;
+  for (const Tensor& x : inputs) batch_of_one = batch_of_one || (x.dim() > 0 && x.shape()[0] == 1);
   auto grown = [](const std::vector<Tensor>& xs) {
     std::vector<Tensor> out;
     for (const Tensor& x : xs) out.push_back(cat({x, x.narrow(0, 0, 1)}, 0));
     return out;
   };
-  if (options.dynamic_batch && inputs[0].shape()[0] == 1) inputs = grown(inputs);
+  if (options.dynamic_batch && batch_of_one) inputs = grown(inputs);
   std::shared_ptr<Graph> g = prepared(fn, inputs, params, options);
   Emitter first(*g, params, options, graph);
   if (locate) first.locate = [&](const Node& n) { return locate(n.op); };
@@ -282,6 +295,11 @@ void export_traced(const TracedFunction& fn, const std::vector<Tensor>& example_
     BatchMerge merge(graph, *g, 0);
     for (const ShapeConst& s : first.shapes) merge.shape(s, nullptr);
   }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const onnx::checker::ValidationError& e) {
+    check_state(false, kOp, "ONNX's checker refuses the exported model: ", e.what());
+  }
   std::string bytes;
   check_state(model.SerializeToString(&bytes), kOp, "the model could not be serialised");
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
@@ -305,12 +323,15 @@ void export_onnx(nn::Module& module, const std::vector<Tensor>& example_inputs,
               example_inputs.size());
   NamedTensors params = module.named_parameters();
   for (auto& b : module.named_buffers()) params.push_back(b);
+  OnnxExportOptions named = options;
+  if (named.graph_name == OnnxExportOptions().graph_name)
+    named.graph_name += "_" + module.type_name();
   bool training = module.is_training();
   module.eval();
   try {
     ModuleLocator locate(module, example_inputs);
     export_traced([&](const std::vector<Tensor>& xs) { return std::vector<Tensor>{module(xs[0])}; },
-                  example_inputs, params, path, options, std::ref(locate));
+                  example_inputs, params, path, named, std::ref(locate));
   } catch (...) {
     module.train(training);
     throw;

@@ -2,6 +2,8 @@
 // classes, so that ONNX Runtime (or any ONNX consumer) runs a wick model. PyTorch's
 // torch.onnx.export has the same shape: trace, clean the graph, translate op by op.
 // docs/deployment.md describes the design; Note [ONNX export] in onnx_export.cpp the steps.
+// wick's only exporter: wick.onnx.export (python/wick/onnx/_export.py) hands a Python model's
+// forward to the first export_onnx below (Note [one ONNX exporter]).
 //
 // Built only when libonnx-dev and libprotobuf-dev are installed (scripts/setup.sh):
 // onnx_export_available() says whether this build has it, and without it the entry points throw
@@ -27,16 +29,18 @@ struct OnnxExportOptions {
   // Parameters become constants and everything computed from constants alone is folded,
   // batch norm into the preceding convolution included (the inference passes of jit/passes/).
   bool constant_folding = true;
-  std::vector<std::string> input_names;   // default "input" (or "input_0", "input_1", ...)
-  std::vector<std::string> output_names;  // default "output" (or "output_0", ...)
+  std::vector<std::string> input_names;   // default "input" (or "input0", "input1", ...)
+  std::vector<std::string> output_names;  // default "output" (or "output0", ...)
+  std::string graph_name = "wick";        // the module overload writes "wick_<type name>"
 };
 
 bool onnx_export_available();
 
 // Traces `fn` on `example_inputs` (with grad mode off; `params` are the named parameters and
 // buffers, which become initializers under their names), runs the inference passes and writes
-// the ONNX model to `path`. Throws std::runtime_error naming the op and the module path for an op
-// without an ONNX translation, std::invalid_argument for bad options or an unwritable path.
+// the ONNX model to `path` once ONNX's checker accepts it. Throws std::runtime_error naming the
+// op and the module path for an op without an ONNX translation (nothing is written then),
+// std::invalid_argument for bad options or an unwritable path.
 // `locate`, when given, names the module whose forward dispatches an op the exporter refuses
 // (wick.onnx's Python side finds it with forward hooks); without it the error names the node.
 using OpLocator = std::function<std::string(OpKey)>;
@@ -44,7 +48,7 @@ void export_onnx(const TracedFunction& fn, const std::vector<Tensor>& example_in
                  const NamedTensors& params, const std::string& path,
                  const OnnxExportOptions& options = {}, const OpLocator& locate = nullptr);
 
-// The C++ twin of wick.onnx.export(model, args, path): the module's forward on one input, in
+// wick.onnx.export(model, args, path) for a C++ module: its forward on one input, in
 // evaluation mode for the duration of the export.
 void export_onnx(nn::Module& module, const std::vector<Tensor>& example_inputs,
                  const std::string& path, const OnnxExportOptions& options = {});

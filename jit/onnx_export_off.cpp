@@ -8,8 +8,9 @@ namespace wick::jit {
 namespace {
 [[noreturn]] void unavailable() {
   throw std::runtime_error(
-      "wick was built without ONNX export (install libonnx-dev and libprotobuf-dev: "
-      "scripts/setup.sh)");
+      "[wick.onnx.export] this build of wick has no ONNX exporter: libonnx-dev and "
+      "libprotobuf-dev were not found when it was built (scripts/setup.sh installs them; then "
+      "rebuild)");
 }
 }  // namespace
 

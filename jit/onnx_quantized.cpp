@@ -1,8 +1,23 @@
 // wick's int8 ops (core/ops/quantized.h) in ONNX's QDQ form: QuantizeLinear and DequantizeLinear
-// around float operators, which ONNX Runtime fuses back into int8 kernels. The same nodes as the
-// Python exporter writes (Note [QDQ export] in python/wick/onnx/_export_qdq.py): DequantizeLinear
-// of the input, of the int8 weight per output channel and of the int32 bias; Conv or Gemm; Relu
-// when the kernel clamps; QuantizeLinear of the result.
+// around float operators, which ONNX Runtime fuses back into int8 kernels.
+//
+// Note [QDQ export]
+// ONNX says "this tensor is int8" with a pair of operators around ordinary float ones:
+//     DequantizeLinear(x_q, x_scale, x_zp) -> Conv / Gemm (float) -> QuantizeLinear(y, ...)
+// and a runtime that has int8 kernels (ONNX Runtime's QDQ transformer) fuses each such group into
+// one integer operator (QLinearConv, QLinearMatMul). wick's quantized_conv2d and quantized_linear
+// (core/ops/quantized.h) are exactly such groups, requantization included, so each becomes:
+//   - DequantizeLinear of the uint8 input (per-tensor scale and zero point),
+//   - DequantizeLinear of the int8 weight along axis 0 (one scale per output channel, zero point
+//     0),
+//   - the bias as int32 in units of input_scale * weight_scale[o], dequantized along axis 0: the
+//     form ONNX Runtime requires before it fuses the group (PyTorch's and ONNX Runtime's own
+//     quantizers write the same); rounding it moves the result by at most half a unit of that
+//     product,
+//   - Conv or Gemm, then Relu when the kernel clamps at the output zero point (the two agree: Q is
+//     monotonic and Q(0) is the zero point), then QuantizeLinear to uint8.
+// A runtime without the fusion computes the same group in float; either way the result is within
+// one quantization step of wick's (tests/python/test_onnx_export_qdq.py).
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -18,8 +33,12 @@ namespace wick::jit::onnx_detail {
 namespace {
 
 std::string zero_point(Emitter& e, DType dtype, int64_t zp) {
+  onnx::TensorProto_DataType type = onnx_type(dtype);
+  if (type != onnx::TensorProto_DataType_UINT8 && type != onnx::TensorProto_DataType_INT8)
+    e.fail("a quantized tensor of dtype " + std::string(dtype_name(dtype)) +
+           " (only uint8 and int8 have an ONNX QDQ form)");
   char byte = static_cast<char>(static_cast<uint8_t>(zp & 0xff));
-  return e.raw(onnx_type(dtype), {}, std::string(1, byte));
+  return e.raw(type, {}, std::string(1, byte));
 }
 
 std::string dequantized(Emitter& e, const std::string& x, const std::string& scale,
@@ -54,7 +73,7 @@ void quantized_layer(Emitter& e, const Node& n, bool conv) {
                         e.raw(onnx_type(weight.dtype), {channels},
                               std::string(static_cast<size_t>(channels), '\0')))};
   if (n.params[3] >= 0) {
-    // Note [QDQ export] (python/wick/onnx/_export_qdq.py): the bias as int32 in units of
+    // Note [QDQ export]: the bias as int32 in units of
     // input_scale * weight_scale[o], the form ONNX Runtime fuses into its integer kernels.
     Tensor w_scale = e.fixed(n.params[2]).to(kFloat32).contiguous();
     Tensor bias = e.fixed(n.params[3]).to(kFloat32).contiguous();

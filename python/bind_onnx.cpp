@@ -1,5 +1,6 @@
-// wick._C._onnx: the ONNX exporter of jit/onnx_export.h, for wick.onnx.export
-// (python/wick/onnx/_export.py traces the module through this with its module paths on).
+// wick._C._onnx: the ONNX exporter of jit/onnx_export.h, which wick.onnx.export
+// (python/wick/onnx/_export.py) calls with the model's forward and a module locator
+// (Note [one ONNX exporter] in jit/onnx_export.cpp).
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -18,7 +19,7 @@ void init_onnx(py::module_& root) {
       [](const py::function& fn, const std::vector<Tensor>& inputs, const jit::NamedTensors& params,
          const std::string& path, int opset_version, bool dynamic_batch, bool constant_folding,
          const std::vector<std::string>& input_names, const std::vector<std::string>& output_names,
-         const py::object& locate) {
+         const std::string& graph_name, const py::object& locate) {
         jit::TracedFunction call = [&fn](const std::vector<Tensor>& xs) {
           return fn(xs).cast<std::vector<Tensor>>();
         };
@@ -28,6 +29,7 @@ void init_onnx(py::module_& root) {
         options.constant_folding = constant_folding;
         options.input_names = input_names;
         options.output_names = output_names;
+        options.graph_name = graph_name;
         jit::OpLocator where;
         if (!locate.is_none()) {
           where = [&locate](OpKey op) {
@@ -38,9 +40,10 @@ void init_onnx(py::module_& root) {
       },
       py::arg("fn"), py::arg("example_inputs"), py::arg("params"), py::arg("path"),
       py::arg("opset_version"), py::arg("dynamic_batch"), py::arg("constant_folding"),
-      py::arg("input_names"), py::arg("output_names"), py::arg("locate") = py::none(),
-      "the C++ twin of wick.onnx.export (wick.onnx.export_cpp calls it); `locate(op_name)` "
-      "names the module of an op that has no ONNX form");
+      py::arg("input_names"), py::arg("output_names"), py::arg("graph_name") = "wick",
+      py::arg("locate") = py::none(),
+      "the exporter behind wick.onnx.export; `locate(op_name)` names the module of an op that "
+      "has no ONNX form");
 }
 
 }  // namespace wick::python

@@ -143,6 +143,25 @@ TEST(OnnxExport, AnOpWithoutExportNameIsNamed) {
   }
 }
 
+TEST(OnnxExport, TwoInputsAndOutputsTakeNumberedNames) {
+  auto fn = [](const std::vector<Tensor>& xs) {
+    return std::vector<Tensor>{xs[0] + xs[1], xs[0] * xs[1]};
+  };
+  std::string path = temp_path("pair");
+  jit::export_onnx(fn, {randn({2, 3}), randn({2, 3})}, {}, path);
+  onnx::ModelProto model = read_model(path);
+  const onnx::GraphProto& g = model.graph();
+  EXPECT_EQ(g.name(), "wick");
+  ASSERT_EQ(g.input_size(), 2);
+  EXPECT_EQ(g.input(0).name(), "input0");
+  EXPECT_EQ(g.input(1).name(), "input1");
+  ASSERT_EQ(g.output_size(), 2);
+  EXPECT_EQ(g.output(0).name(), "output0");
+  EXPECT_EQ(g.output(1).name(), "output1");
+  EXPECT_EQ(g.output(1).type().tensor_type().shape().dim(0).dim_param(), "batch");
+  std::remove(path.c_str());
+}
+
 TEST(OnnxExport, ResNet20PassesOnnxCheckerWithOneConvPerLayer) {
   manual_seed(0);
   auto model = models::resnet20();
@@ -150,6 +169,7 @@ TEST(OnnxExport, ResNet20PassesOnnxCheckerWithOneConvPerLayer) {
   jit::export_onnx(*model, {randn({2, 3, 32, 32})}, path);
   onnx::ModelProto proto = read_model(path);
   EXPECT_NO_THROW(onnx::checker::check_model(proto));  // ONNX's own checker, opset 17
+  EXPECT_EQ(proto.graph().name(), "wick_" + model->type_name());
   std::vector<std::string> ops = op_types(proto.graph());
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "Conv"), 19);  // batch norm folded into each
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "BatchNormalization"), 0);

@@ -1,9 +1,10 @@
 """wick.onnx.export checked by the real runtime: every exported file passes onnx.checker, and ONNX
 Runtime's outputs equal wick's (1e-5) for the MNIST MLP and CNN, ResNet-20 and ResNet-18, at the
 export's batch size and at others (the batch axis is dynamic). Also the view translation
-(Note [ONNX views]) op by op, and the errors: an op with no ONNX form names itself and its module.
-Every test runs twice: with the Python exporter and with its C++ twin (wick.onnx.export_cpp, the
-exporter of jit/onnx_export.h), which the `export` fixture (onnx_graphs.py) picks."""
+(Note [views in ONNX]) op by op, and the errors: an op with no ONNX form names itself and its
+module. wick.onnx.export is a Python face over the C++ exporter (jit/onnx_export.h); the `export`
+fixture (onnx_graphs.py) skips on a build without it. The file's last tests: a C++ program exports
+(examples/export_onnx), and `import wick.onnx` and export need no onnx package."""
 
 import os
 import subprocess
@@ -185,8 +186,8 @@ EXPORT_EXAMPLE = os.path.join(BUILD, "examples", "export_onnx")
 def test_cpp_models_exported_from_cpp(tmp_path, name, fold):
     """examples/export_onnx: wick::models written by the C++ exporter from a C++ program; ONNX
     Runtime gives the outputs wick computed there (1e-5), at the traced batch and another."""
-    if not wick.onnx._export_cpp.available():
-        pytest.skip("this build has no C++ ONNX exporter (libonnx-dev, libprotobuf-dev)")
+    if not wick.onnx.available():
+        pytest.skip("this build of wick has no ONNX exporter (libonnx-dev, libprotobuf-dev)")
     path = str(tmp_path / f"{name}.onnx")
     done = subprocess.run([EXPORT_EXAMPLE, "--model", name, "--out", path, "--batch", "3",
                            "--size", "64", "--fold", str(fold)],
@@ -201,3 +202,41 @@ def test_cpp_models_exported_from_cpp(tmp_path, name, fold):
     (first,) = session.run(None, {name_in: x[:1]})  # the batch axis is dynamic
     np.testing.assert_allclose(first, expected[:1], rtol=1e-5, atol=1e-5)
 
+
+
+WITHOUT_ONNX = """
+import sys
+sys.modules["onnx"] = None  # as if the package were not installed
+import wick, wick.onnx
+print("exported", wick.onnx.export(wick.nn.Linear(3, 2), wick.randn(2, 3), sys.argv[1]))
+try:
+    wick.onnx.load(sys.argv[1])
+except ImportError as e:
+    print("load:", e)
+"""
+
+
+def test_export_needs_no_onnx_package_and_load_says_it_does(export, tmp_path):
+    path = str(tmp_path / "linear.onnx")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", WITHOUT_ONNX, path], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "exported None" in done.stdout  # no ModelProto without the package, but the file
+    assert "load: wick.onnx.load reads ONNX files with the onnx package" in done.stdout
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
+def test_multiple_inputs_and_outputs_take_numbered_names(export, tmp_path):
+    class Pair(nn.Module):
+        def forward(self, a, b):
+            return a + b, a * b
+
+    proto = export(Pair(), (wick.randn(1, 3), wick.randn(1, 3)), tmp_path / "pair.onnx")
+    assert [i.name for i in proto.graph.input] == ["input0", "input1"]
+    assert [o.name for o in proto.graph.output] == ["output0", "output1"]
+    session = ort.InferenceSession(str(tmp_path / "pair.onnx"), providers=["CPUExecutionProvider"])
+    a, b = np.ones((4, 3), np.float32), np.full((4, 3), 2, np.float32)  # a batch of 1 traced at 2
+    got = session.run(None, {"input0": a, "input1": b})
+    np.testing.assert_allclose(got[0], a + b)
+    np.testing.assert_allclose(got[1], a * b)

@@ -1,8 +1,8 @@
 """wick.onnx.export of int8 models (wick.quantization.convert's output) in QDQ form (Note [QDQ
 export]): onnx.checker accepts the file, the weights are stored as int8, and ONNX Runtime - with
 its QDQ fusion into integer kernels and without any graph optimisation - gives outputs within one
-quantization step of wick's, at two batch sizes of one dynamic-batch file. Each test runs with the
-Python exporter and with its C++ twin (the `export` fixture, onnx_graphs.py)."""
+quantization step of wick's, at two batch sizes of one dynamic-batch file. The `export` fixture
+(onnx_graphs.py) skips on a build of wick without the exporter."""
 
 import numpy as np
 import pytest
@@ -21,8 +21,8 @@ from onnx_graphs import export  # noqa: E402,F401  (the fixture)
 
 @pytest.fixture(autouse=True)
 def seeded():
-    """The same weights and inputs whichever exporter and test order: the checks below count
-    exactly equal outputs, which depends on the draw."""
+    """The same weights and inputs whatever the test order: the checks below count exactly equal
+    outputs, which depends on the draw."""
     wick.manual_seed(0)
 
 

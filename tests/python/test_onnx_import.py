@@ -176,6 +176,8 @@ def test_round_trip_through_wicks_own_exporter(tmp_path):
     """wick.onnx.export's file (dynamic batch: Shape, Slice, Expand, Concat around the
     reshapes) loads back and gives the eager model's outputs at the traced and another batch."""
     import wick.models
+    if not wick.onnx.available():
+        pytest.skip("this build of wick has no ONNX exporter (libonnx-dev, libprotobuf-dev)")
     wick.manual_seed(0)
     model = wick.models.resnet20().eval()
     path = str(tmp_path / "resnet20.onnx")
