@@ -1,6 +1,6 @@
 """examples/train_charlm.{cpp,py} are one program twice: with one seed they build the same
-weights, draw the same batches and so report the same losses (to 3 decimals, the issue's bar;
-the two differ only in the order of a few floating-point sums). Also: both refuse bad flags with
+weights, draw the same batches and so report the same losses to 3 decimals (no closer: the two
+differ in the order of a few floating-point sums). Also: both refuse bad flags with
 one line and exit status 2, and a short run beats nothing but still writes its CSV and chart."""
 
 import csv

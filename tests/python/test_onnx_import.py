@@ -52,7 +52,7 @@ def same_as_torch(model, args, path, atol=1e-5, compile=True, **kwargs):
     return loaded
 
 
-# ---- ResNet-18 (the acceptance) ----
+# ---- ResNet-18 exported by PyTorch, end to end ----
 
 @needs_torch
 @pytest.mark.skipif(torchvision is None, reason="torchvision is not installed")

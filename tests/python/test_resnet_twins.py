@@ -3,7 +3,7 @@
 the same batches with the same random crops and print the same losses. Also: a resumed run
 repeats an uninterrupted one, the CSV and the chart are written, and bad flags or data end with
 one line and exit status 2. Short runs (--steps-per-epoch) keep this quick; the full 3-epoch
-accuracy is measured by running the programs (README, closing note of the ResNet issue)."""
+accuracy is measured by running the programs (the README reports it)."""
 
 import csv
 import os

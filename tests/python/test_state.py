@@ -1,4 +1,4 @@
-"""Optimizer, state-dict and checkpoint reliability (issue 12): a failed load changes nothing,
+"""Optimizer, state-dict and checkpoint reliability: a failed load changes nothing,
 a resized parameter or a mistyped gradient never reaches the update kernels, clip_grad_norm_
 treats every gradient alike when the norm is not finite, seeds follow torch.Generator's rules,
 and train_mnist.py refuses an empty dataset. The error messages themselves are checked by the

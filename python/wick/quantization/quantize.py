@@ -26,13 +26,11 @@ import wick.nn.quantized as nnq
 from wick.nn.intrinsic import ConvReLU2d, LinearReLU
 from wick.nn.modules.activation import ReLU
 from wick.nn.modules.conv import Conv2d
-from wick.nn.modules.dropout import Dropout
-from wick.nn.modules.dropout_more import Dropout2d
+from wick.nn.modules.dropout import Dropout, Dropout2d
 from wick.nn.modules.flatten import Flatten
 from wick.nn.modules.linear import Identity, Linear
 from wick.nn.modules.module import Module
-from wick.nn.modules.pooling import MaxPool2d
-from wick.nn.modules.pooling_more import AdaptiveMaxPool2d
+from wick.nn.modules.pooling import AdaptiveMaxPool2d, MaxPool2d
 from wick.quantization import _types
 from wick.quantization.observer import ObserverBase
 from wick.quantization.stubs import DeQuantStub, QuantStub

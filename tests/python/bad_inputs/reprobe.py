@@ -1,4 +1,4 @@
-"""A re-probe of issue 12's classes of bad input with new, randomly generated cases.
+"""A re-probe of the classes of bad input with new, randomly generated cases.
 
 Each case is a short program written against `T` (the library), `F` and `nn`, `optim`, run once
 with T = wick and once with T = torch, each case in a child process with a timeout, so a crash or

@@ -1,4 +1,4 @@
-"""The corpus must stay at least 300 cases across its areas (issue 12); this counts the rows of
+"""The corpus must stay at least 300 cases across its areas; this counts the rows of
 every table in this folder, so deleting cases to make a suite pass shows here."""
 
 import importlib

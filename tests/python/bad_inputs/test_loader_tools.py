@@ -1,4 +1,4 @@
-"""Bad inputs of the loader and the tools (issue 12): DataLoader, Dataset and sampler arguments,
+"""Bad inputs of the loader and the tools: DataLoader, Dataset and sampler arguments,
 worker errors and timeouts, the command-line tools' arguments (run as subprocesses: each must exit
 2 with one line on stderr), and wrong argument types across the Python API - one row per
 function - which must give a one-line TypeError naming the function and the types passed

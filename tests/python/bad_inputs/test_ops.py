@@ -4,7 +4,7 @@ reductions, matmul, nn.functional, losses, layer constructors and autograd misus
 Each row is one distinct mistake with the exception PyTorch 1.13 raises for it (wick's type where
 wick's documented rule differs: a bad value is a ValueError and a bad index an IndexError, see
 core/error.h), the op the message must name and the values it must quote. Rows marked "crash" or
-"silent" used to segfault or return a wrong answer (issue 12)."""
+"silent" used to segfault or return a wrong answer."""
 
 import wick
 import wick.nn as nn

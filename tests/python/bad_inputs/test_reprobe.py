@@ -1,4 +1,4 @@
-"""A small re-probe in every test run: new randomly generated cases of each class of issue 12
+"""A small re-probe in every test run: new randomly generated cases of each class of bad input
 (sizes that overflow, bad indices, overlapping in-place ops, mismatches, optimizer state, the
 loader, threads and deep graphs, files), each in a child process with a timeout. No crash, no
 hang, no silent wrong answer. `python3 tests/python/bad_inputs/reprobe.py --per-class 40` is the

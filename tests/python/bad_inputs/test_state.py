@@ -1,5 +1,6 @@
 """Bad inputs to optimizers, state dicts, schedulers, clip_grad, GradScaler, wick.save/wick.load
-and seeds (issue 12's crashes 2 and 4 and their silent wrong answers). Each row is one mistake;
+and seeds (a parameter resized after the optimizer has state, optimizer state with an entry
+missing, and the silent wrong answers around them). Each row is one mistake;
 the exception type is PyTorch's (or Python's, for files) for the same mistake."""
 
 import atexit

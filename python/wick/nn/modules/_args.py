@@ -1,6 +1,7 @@
-"""Argument checks shared by the layer constructors: a wrong type or value is reported naming the
-layer and the argument (issue 12's rule), not by whatever operation first trips over it
-("not all arguments converted during string formatting", "[empty] negative dimension")."""
+"""Argument checks shared by the layer constructors. Bad input gets a clear exception, never a
+crash or a silent wrong answer: a wrong type or value is reported naming the layer and the
+argument, not by whatever operation first trips over it ("not all arguments converted during
+string formatting", "[empty] negative dimension")."""
 
 import numbers
 

@@ -1,4 +1,5 @@
-"""Dropout: zeroes elements with probability p in training (scaling the rest by 1/(1-p))."""
+"""Dropout and Dropout2d (torch.nn.modules.dropout): in training, zero elements (Dropout) or whole
+channels (Dropout2d) with probability p and scale the rest by 1/(1-p)."""
 
 from wick.nn import functional as F
 from wick.nn.modules.module import Module
@@ -19,3 +20,8 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -1,4 +1,5 @@
-"""Identity, Linear and Bilinear-free basics: y = x W^T + b (the math is F.linear, in C++)."""
+"""Identity, Linear and NonDynamicallyQuantizableLinear (torch.nn.modules.linear): y = x W^T + b,
+the math is F.linear, in C++."""
 
 import math
 
@@ -45,3 +46,11 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A plain Linear under PyTorch's name for MultiheadAttention's output projection: PyTorch
+    keeps the class so that dynamic quantization passes it by, and code and pickles name it."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)

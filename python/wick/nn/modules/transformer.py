@@ -13,7 +13,7 @@ import wick
 from wick.nn import functional as F
 from wick.nn import init
 from wick.nn.modules import _args
-from wick.nn.modules.attention import MultiheadAttention
+from wick.nn.modules.activation import MultiheadAttention
 from wick.nn.modules.container import ModuleList
 from wick.nn.modules.dropout import Dropout
 from wick.nn.modules.linear import Linear

@@ -1,6 +1,6 @@
 """Attention in wick.nn.functional: scaled_dot_product_attention (PyTorch 2.0's, with 2.1's
 keyword-only `scale`) and multi_head_attention_forward (PyTorch 1.13's signature). The math runs in
-C++ (nn/attention.cpp); the shape assertions PyTorch makes with `assert` are made here, so a
+C++ (wick._C._attention); the shape assertions PyTorch makes with `assert` are made here, so a
 mistake raises the same AssertionError with the same text."""
 
 import wick

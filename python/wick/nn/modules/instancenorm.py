@@ -1,45 +1,14 @@
-"""GroupNorm (torch.nn.modules.normalization) and InstanceNorm2d (torch.nn.modules.instancenorm):
-F.group_norm and F.instance_norm, compositions of reductions with autograd."""
+"""InstanceNorm2d (torch.nn.modules.instancenorm): per-sample, per-channel normalisation over
+H and W (F.instance_norm, a composition of reductions with autograd), with optional running
+statistics."""
 
 import warnings
 
 import wick
 from wick.nn import functional as F
-from wick.nn import init
+from wick.nn.modules import _args
 from wick.nn.modules.module import Module
 from wick.nn.parameter import Parameter
-from wick.nn.modules import _args
-
-
-class GroupNorm(Module):
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
-        super().__init__()
-        num_groups = _args.size("GroupNorm", "num_groups", num_groups, 1)
-        num_channels = _args.size("GroupNorm", "num_channels", num_channels, 1)
-        if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
-        if affine:
-            self.weight = Parameter(wick.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(wick.empty(num_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
-
-    def forward(self, input):
-        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
 class InstanceNorm2d(Module):

@@ -1,6 +1,6 @@
-"""wick.utils.data beyond map-style datasets: IterableDataset and ChainDataset through the
-DataLoader (batching a stream, drop_last, workers splitting it with get_worker_info),
-WeightedRandomSampler, and DistributedSampler's import path; each against PyTorch 1.13."""
+"""wick.utils.data's streams: IterableDataset and ChainDataset through the DataLoader (batching a
+stream, drop_last, workers splitting it with get_worker_info, which map-style workers see too);
+each against PyTorch 1.13."""
 
 import math
 import threading
@@ -9,8 +9,7 @@ import pytest
 from reference import needs_torch, torch
 
 import wick
-from wick.utils.data import (ChainDataset, DataLoader, DistributedSampler, IterableDataset,
-                             WeightedRandomSampler, get_worker_info)
+from wick.utils.data import ChainDataset, DataLoader, IterableDataset, get_worker_info
 
 
 def make_range_dataset(data):
@@ -194,69 +193,3 @@ def test_chain_dataset_matches_pytorch():
         [[0, 1], [2, 10], [11]]
     with pytest.raises(AssertionError, match="only supports IterableDataset"):
         list(ChainDataset([ours(0, 1), [1, 2]]))
-
-
-@needs_torch
-def test_weighted_random_sampler_distribution_and_errors():
-    wick.manual_seed(1)
-    weights = [0.1, 0.0, 0.6, 0.3]
-    sampler = WeightedRandomSampler(weights, 20000)
-    draws = list(sampler)
-    assert len(sampler) == len(draws) == 20000
-    assert all(isinstance(i, int) for i in draws[:5])
-    counts = [draws.count(i) / len(draws) for i in range(4)]
-    for got, want in zip(counts, weights):
-        assert abs(got - want) < 0.02
-    assert list(sampler) != draws  # a new draw every epoch
-    wick.manual_seed(1)
-    assert list(WeightedRandomSampler(weights, 20000)) == draws  # reproducible
-
-    once = list(WeightedRandomSampler([1, 2, 3, 4, 5], 5, replacement=False))
-    assert sorted(once) == [0, 1, 2, 3, 4]
-    # Without replacement the heaviest index comes first most often.
-    firsts = [next(iter(WeightedRandomSampler([1, 1, 20], 2, replacement=False)))
-              for _ in range(300)]
-    assert firsts.count(2) > 200
-    assert 1 not in list(WeightedRandomSampler([1, 0, 1], 2, replacement=False))
-
-    # Bad inputs: PyTorch's exception types.
-    for bad in (0, -3, 2.5, True):
-        with pytest.raises(ValueError):
-            torch.utils.data.WeightedRandomSampler([1.0, 2.0], bad)
-        with pytest.raises(ValueError, match="num_samples should be a positive integer"):
-            WeightedRandomSampler([1.0, 2.0], bad)
-    with pytest.raises(ValueError):
-        torch.utils.data.WeightedRandomSampler([1.0], 1, replacement=1)
-    with pytest.raises(ValueError, match="replacement should be a boolean"):
-        WeightedRandomSampler([1.0], 1, replacement=1)
-    with pytest.raises(ValueError):
-        torch.utils.data.WeightedRandomSampler([[1.0, 2.0]], 1)
-    with pytest.raises(ValueError, match="1d sequence"):
-        WeightedRandomSampler([[1.0, 2.0]], 1)
-    for bad_weights, n, repl in (([1.0, -1.0], 2, True), ([0.0, 0.0], 1, True),
-                                 ([1.0, 1.0], 3, False)):
-        with pytest.raises(RuntimeError):
-            list(torch.utils.data.WeightedRandomSampler(bad_weights, n, replacement=repl))
-        with pytest.raises(RuntimeError, match="WeightedRandomSampler"):
-            list(WeightedRandomSampler(bad_weights, n, replacement=repl))
-
-
-def test_weighted_sampler_drives_a_dataloader():
-    ds = wick.utils.data.TensorDataset(wick.arange(4.0), wick.arange(4))
-    sampler = WeightedRandomSampler([0, 0, 1, 0], 6)
-    ys = sum((y.tolist() for _, y in DataLoader(ds, batch_size=4, sampler=sampler)), [])
-    assert ys == [2] * 6
-
-
-@needs_torch
-def test_distributed_sampler_import_path():
-    assert DistributedSampler is wick.utils.data.distributed.DistributedSampler
-    for drop_last in (False, True):
-        shards = [list(DistributedSampler(list(range(10)), num_replicas=3, rank=r,
-                                          shuffle=False, drop_last=drop_last))
-                  for r in range(3)]
-        want = [list(torch.utils.data.DistributedSampler(list(range(10)), num_replicas=3,
-                                                         rank=r, shuffle=False,
-                                                         drop_last=drop_last))
-                for r in range(3)]
-        assert shards == want

@@ -1,8 +1,9 @@
-"""nn.functional, part two (conv1d, conv_transpose2d, the 1-D and adaptive-max pools,
-group_norm, instance_norm, pad, interpolate, pixel_shuffle, unfold/fold, dropout2d, normalize,
-cosine_similarity, pairwise_distance, embedding_bag) against PyTorch 1.13: values and input and
-weight gradients, non-contiguous inputs, a float64 gradcheck of each, and bad inputs raising
-PyTorch's exception types with messages naming the function."""
+"""wick.nn.functional's convolution, pooling, normalization and resampling functions (conv1d,
+conv_transpose2d, the 1-D and adaptive-max pools, group_norm, instance_norm, pad, interpolate,
+pixel_shuffle, unfold/fold, dropout2d, normalize, cosine_similarity, pairwise_distance,
+embedding_bag) against PyTorch 1.13: values and input and weight gradients, non-contiguous
+inputs, a float64 gradcheck of each, and bad inputs raising PyTorch's exception types with
+messages naming the function. Also: the package's public names and where they say they live."""
 
 import numpy as np
 import pytest
@@ -402,3 +403,40 @@ def test_embedding_bag_per_sample_weights_gradcheck_and_bad_inputs():
         Fw.embedding_bag(wick.tensor([[1, 2]]), wick.randn(3, 4), wick.tensor([0]))
     with pytest.raises(IndexError, match="embedding_bag.*index out of range"):
         Fw.embedding_bag(wick.tensor([1, 7]), wick.randn(3, 4), wick.tensor([0]))
+
+
+# ---- the package ----
+
+PUBLIC_NAMES = sorted("""
+    adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool2d adaptive_max_pool2d_with_indices
+    avg_pool1d avg_pool2d batch_norm batch_norm_relu binary_cross_entropy
+    binary_cross_entropy_with_logits conv1d conv2d conv_transpose2d cosine_similarity
+    cross_entropy dropout dropout2d elu embedding embedding_bag fold gelu group_norm hardsigmoid
+    hardswish hardtanh huber_loss instance_norm interpolate kl_div l1_loss layer_norm leaky_relu
+    linear log_softmax max_pool1d max_pool1d_with_indices max_pool2d mish mse_loss
+    multi_head_attention_forward nll_loss normalize one_hot pad pairwise_distance pixel_shuffle
+    pixel_unshuffle relu relu6 scaled_dot_product_attention selu sigmoid silu smooth_l1_loss
+    softmax softplus tanh unfold upsample upsample_bilinear upsample_nearest""".split())
+
+
+def test_public_names_are_functions_of_wick_nn_functional():
+    import wick.nn.functional as Fw
+    public = sorted(n for n in dir(Fw) if not n.startswith("_"))
+    assert public == PUBLIC_NAMES  # the files by kind are private; no submodule shows
+    for name in PUBLIC_NAMES:
+        fn = getattr(Fw, name)
+        assert callable(fn), name
+        # Note [functional's private files]: Python functions name the public module; the
+        # C++ ones keep wick._C's, which pickle follows (wick/_pickle_io.py).
+        assert fn.__module__ in ("wick.nn.functional", "wick._C._nn", "wick._C._attention",
+                                 "wick._C"), (name, fn.__module__)
+    assert Fw.pad.__module__ == "wick.nn.functional"
+    assert Fw.dropout is wick._C._nn.dropout
+
+
+def test_a_python_function_pickles_by_its_public_name():
+    import pickle
+    import wick.nn.functional as Fw
+    data = pickle.dumps(Fw.interpolate)
+    assert b"wick.nn.functional" in data and b"_resample" not in data
+    assert pickle.loads(data) is Fw.interpolate

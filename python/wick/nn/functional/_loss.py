@@ -1,90 +1,11 @@
-"""wick.nn.functional: the layers and losses as functions, with PyTorch's signatures
-(torch.nn.functional). The math is C++ (wick._C._nn, nn/functional.h and core/ops/nn.h); the
-hot ones are the C++ functions themselves, the rest are thin wrappers that accept PyTorch's
-full argument lists (legacy size_average/reduce included) and add what the C++ layer leaves to
-composition: class weights, probability targets."""
+"""The losses of wick.nn.functional. The math is C++; the wrappers accept PyTorch's full argument
+lists (legacy size_average/reduce included) and add what the C++ layer leaves to composition:
+class weights, probability targets."""
 
 from wick import _C
 
 _nn = _C._nn
 
-# ---- bound with PyTorch's signatures in C++ ----
-linear = _nn.linear
-relu = _nn.relu
-silu = _nn.silu
-leaky_relu = _nn.leaky_relu
-gelu = _nn.gelu
-elu = _nn.elu
-selu = _nn.selu
-softplus = _nn.softplus
-mish = _nn.mish
-hardtanh = _nn.hardtanh
-relu6 = _nn.relu6
-hardswish = _nn.hardswish
-hardsigmoid = _nn.hardsigmoid
-conv2d = _nn.conv2d
-avg_pool2d = _nn.avg_pool2d
-adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
-layer_norm = _nn.layer_norm
-dropout = _nn.dropout
-one_hot = _nn.one_hot
-
-
-def sigmoid(input):
-    return input.sigmoid()
-
-
-def tanh(input):
-    return input.tanh()
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    return _nn.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode,
-                          return_indices)
-
-
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
-    return _nn.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
-                          eps)
-
-
-def batch_norm_relu(input, running_mean, running_var, weight=None, bias=None, training=False,
-                    momentum=0.1, eps=1e-5, residual=None):
-    """relu(batch_norm(input, ...) + residual) in one pass over the data, and one in backward: the
-    end of a ResNet block. wick's own, like MXNet's BatchNormWithReLU, PaddlePaddle's
-    fused_bn_add_activation and cuDNN's CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION; PyTorch runs the
-    three ops one after another. residual (input's shape) may be None."""
-    return _nn.batch_norm_relu(input, running_mean, running_var, weight, bias, training,
-                               momentum, eps, residual)
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise ValueError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
-    if padding_idx is not None and weight.dim() == 2:
-        rows = weight.shape[0]
-        if not -rows <= padding_idx < rows:  # PyTorch asserts this; -1 wrapped is the last row
-            raise ValueError(f"[embedding] padding_idx {padding_idx} must be within "
-                             f"num_embeddings ({rows})")
-    return _nn.embedding(input, weight, padding_idx)
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        raise ValueError("softmax: pass dim explicitly (implicit dim choice is deprecated)")
-    return input.softmax(dim, dtype)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        raise ValueError("log_softmax: pass dim explicitly (implicit dim choice is deprecated)")
-    return input.log_softmax(dim, dtype)
-
-
-# ---- losses ----
 
 def _legacy_reduction(size_average, reduce, reduction):
     """PyTorch's deprecated size_average/reduce arguments, mapped to reduction."""
@@ -238,15 +159,3 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     return _nn.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction),
                       log_target)
-
-
-# ---- nnlayers: convolution, pooling, normalization and resampling, part two ----
-from wick.nn._functional_more import (  # noqa: E402,F401
-    adaptive_avg_pool1d, adaptive_max_pool2d, adaptive_max_pool2d_with_indices, avg_pool1d,
-    conv1d, conv_transpose2d, cosine_similarity, dropout2d, embedding_bag, fold, group_norm,
-    instance_norm, interpolate, max_pool1d, max_pool1d_with_indices, normalize, pad,
-    pairwise_distance, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear,
-    upsample_nearest)
-
-# ---- attention ----
-from wick.nn.functional_attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402,F401

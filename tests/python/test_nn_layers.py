@@ -1,7 +1,8 @@
-"""wick.nn's layers, part two, against torch.nn 1.13: each built with the same arguments, the
-torch layer's state_dict loaded into the wick one, then the same output, input gradient,
-parameter gradients and buffers; state_dict keys and shapes, initialisation, repr, and bad
-constructor arguments."""
+"""wick.nn's convolution, pooling, normalization, resampling, distance and embedding-bag layers
+against torch.nn 1.13: each built with the same arguments, the torch layer's state_dict loaded
+into the wick one, then the same output, input gradient, parameter gradients and buffers;
+state_dict keys and shapes, initialisation, repr, and bad constructor arguments. Also: every
+layer lives in the file of wick.nn.modules that torch.nn.modules defines it in."""
 
 import math
 
@@ -241,3 +242,63 @@ def test_bad_constructor_arguments():
         nn.ZeroPad2d((1, 2))
     with pytest.raises(ValueError, match="expected input's size at dim=1 to match"):
         nn.InstanceNorm2d(3, affine=True)(wick.randn(2, 4, 3, 3))
+
+
+# Where torch.nn.modules defines each layer (torch 1.13); wick.nn.modules mirrors it.
+MODULE_FILES = {
+    "activation": "ELU GELU SELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSoftmax Mish "
+                  "MultiheadAttention ReLU ReLU6 Sigmoid SiLU Softmax Softplus Tanh",
+    "batchnorm": "BatchNorm1d BatchNorm2d",
+    "container": "ModuleDict ModuleList ParameterDict ParameterList Sequential",
+    "conv": "Conv1d Conv2d ConvTranspose2d",
+    "distance": "CosineSimilarity PairwiseDistance",
+    "dropout": "Dropout Dropout2d",
+    "flatten": "Flatten Unflatten",
+    "fold": "Fold Unfold",
+    "instancenorm": "InstanceNorm2d",
+    "linear": "Identity Linear NonDynamicallyQuantizableLinear",
+    "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss "
+            "NLLLoss SmoothL1Loss",
+    "module": "Module",
+    "normalization": "GroupNorm LayerNorm",
+    "padding": "ConstantPad2d ReflectionPad2d ReplicationPad2d ZeroPad2d",
+    "pixelshuffle": "PixelShuffle PixelUnshuffle",
+    "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveMaxPool2d AvgPool1d AvgPool2d "
+               "MaxPool1d MaxPool2d",
+    "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNBase RNNCell RNNCellBase",
+    "sparse": "Embedding EmbeddingBag",
+    "transformer": "Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder "
+                   "TransformerEncoderLayer",
+    "upsampling": "Upsample",
+}
+
+
+@pytest.mark.parametrize("file", sorted(MODULE_FILES))
+def test_layers_live_in_torchs_files(file):
+    import importlib
+    module = importlib.import_module(f"wick.nn.modules.{file}")
+    for name in MODULE_FILES[file].split():
+        cls = getattr(module, name)
+        assert cls.__module__ == f"wick.nn.modules.{file}", name
+        if name != "NonDynamicallyQuantizableLinear":  # torch.nn does not export it either
+            assert getattr(nn, name) is cls, name
+        if torch is not None:
+            theirs = getattr(importlib.import_module(f"torch.nn.modules.{file}"), name)
+            assert theirs.__module__ == f"torch.nn.modules.{file}", name
+
+
+def test_every_layer_is_placed_and_no_file_leaks_into_wick_nn():
+    placed = {n for names in MODULE_FILES.values() for n in names.split()}
+    layers = {n for n in dir(nn) if isinstance(getattr(nn, n), type)
+              and issubclass(getattr(nn, n), nn.Module)}
+    assert layers <= placed, sorted(layers - placed)
+    for file in MODULE_FILES:  # wick.nn.modules' __all__, as torch's
+        assert not hasattr(nn, file), file
+
+
+def test_multihead_attention_output_projection_is_torchs_class():
+    mha = nn.MultiheadAttention(8, 2)
+    assert type(mha.out_proj) is nn.modules.linear.NonDynamicallyQuantizableLinear
+    assert isinstance(mha.out_proj, nn.Linear)
+    layer = nn.modules.linear.NonDynamicallyQuantizableLinear(3, 2, bias=False)
+    assert layer.bias is None and tuple(layer.weight.shape) == (2, 3)
