@@ -39,7 +39,7 @@ class BinaryBackward : public Node {
 
 struct WhereBackward : Node {  // inputs: a, b (cond has no gradient)
   SavedTensor cond;
-  const char* name() const override { return "WhereBackward"; }
+  const char* name() const override { return op_info(OpKey::where).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { cond.reset(); }
 };
