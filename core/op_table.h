@@ -34,6 +34,37 @@ const char* saves_name(Saves saves);
 // d(input) of a unary op, from the incoming gradient and the saved input or output.
 using UnaryGrad = Tensor (*)(const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs);
 
+// What a binary op's gradient for one input reads (the reads_a and reads_b columns): a set of
+// the two operands and the result. The backward node saves the union for the inputs that need a
+// gradient, and nothing else.
+namespace reads {
+constexpr uint8_t None = 0, A = 1, B = 2, Out = 4;
+constexpr uint8_t AB = A | B, AOut = A | Out, BOut = B | Out;
+}  // namespace reads
+
+// What a binary formula is given: the incoming gradient, the operands and result its row reads
+// (undefined when not saved), and which inputs need a gradient.
+struct BinaryGradArgs {
+  Tensor grad, a, b, out;
+  bool needs_a = false, needs_b = false;
+};
+// d(a) and d(b) in the broadcast shape (the node sums them back to each input's shape), each
+// undefined when that input needs no gradient.
+struct BinaryGrads {
+  Tensor a, b;
+};
+using BinaryGrad = BinaryGrads (*)(const BinaryGradArgs& args);
+
+// A binary row's own refusal, checked by binary_op after autocast and promotion, before the
+// kernel runs (its messages are PyTorch's).
+enum class BinaryCheck : uint8_t {
+  NoCheck,
+  NotBool,      // bool operands are refused (after promotion)
+  NotBothBool,  // sub of two bools: PyTorch points to logical_xor instead
+  IntPower,     // integers to a negative integer power have no integer value
+  IntDivisor,   // bool refused; an integer kernel cannot raise, so a zero divisor is refused first
+};
+
 struct OpAttr {
   std::string name;
   std::string type;  // "float", "int", "int[2]", "int[]", "bool", "scalar", "dtype"
@@ -53,8 +84,14 @@ struct OpInfo {
   // Unary ops only: what the backward saves and its formula.
   Saves saves = Saves::Nothing;
   UnaryGrad unary_grad = nullptr;
-  bool generated_api = false;  // unary ops whose `Tensor name(const Tensor&)` is generated
-  const char* export_name;     // the ONNX operator ("" until the exporter needs one)
+  // Binary ops only: what each input's gradient reads, the formula and the row's refusal.
+  uint8_t reads_a = reads::None, reads_b = reads::None;
+  BinaryGrad binary_grad = nullptr;
+  BinaryCheck check = BinaryCheck::NoCheck;
+  // The C++ function and the Python function and method are generated from the row (unary:
+  // `Tensor name(const Tensor&)`; binary: `Tensor name(const Tensor&, const Tensor&)`).
+  bool generated_api = false;
+  const char* export_name;  // the ONNX operator ("" until the exporter needs one)
 };
 
 const OpInfo& op_info(OpKey op);

@@ -91,7 +91,7 @@ void register_elementwise_kernels(KernelRegistry& r) {
   r.add<UnaryKernel>(OpKey::name, kCUDA, unary_kernel<scalar::name##_fn, DTypeRule::rule>);
   WICK_UNARY_OPS(WICK_REGISTER_UNARY)
 #undef WICK_REGISTER_UNARY
-#define WICK_REGISTER_BINARY(name, rule, ...) \
+#define WICK_REGISTER_BINARY(name, api, rule, ...) \
   r.add<BinaryKernel>(OpKey::name, kCUDA, binary_kernel<scalar::name##_fn, DTypeRule::rule>);
   WICK_BINARY_OPS(WICK_REGISTER_BINARY)
 #undef WICK_REGISTER_BINARY

@@ -405,7 +405,7 @@ void init_tensor_ops(py::module_& m) {
 
   // ---- unary math: every plain unary op of the op table, and torch's alias `negative` ----
   for (const OpInfo& op : op_table()) {
-    if (!op.generated_api) continue;
+    if (!op.generated_api || op.family != std::string("unary")) continue;
     OpKey key = op.key;
     bind_both(cls, m, op.name, [key](const Tensor& x) { return unary_op(key, x); });
   }
@@ -457,11 +457,18 @@ void init_tensor_ops(py::module_& m) {
   bind_both(cls, m, "logical_or", &binary_method<lor_tt, lor_ts>, py::arg("other"));
   bind_both(cls, m, "remainder", &binary_method<rem_tt, rem_ts>, py::arg("other"));
   bind_both(cls, m, "fmod", &binary_method<fmod_tt, fmod_ts>, py::arg("other"));
-  using TensorPair = Tensor (*)(const Tensor&, const Tensor&);
-  bind_both(cls, m, "atan2", static_cast<TensorPair>(atan2), py::arg("other"));
-  bind_both(cls, m, "arctan2", static_cast<TensorPair>(atan2), py::arg("other"));
-  bind_both(cls, m, "hypot", static_cast<TensorPair>(hypot), py::arg("other"));
-  bind_both(cls, m, "logaddexp", static_cast<TensorPair>(logaddexp), py::arg("other"));
+  // Every plain binary op of the op table (atan2, hypot, logaddexp, ...), and torch's alias.
+  for (const OpInfo& op : op_table()) {
+    if (!op.generated_api || op.family != std::string("binary")) continue;
+    OpKey key = op.key;
+    bind_both(
+        cls, m, op.name,
+        [key](const Tensor& a, const Tensor& b) { return wick::binary_op(key, a, b); },
+        py::arg("other"));
+  }
+  bind_both(
+      cls, m, "arctan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
+      py::arg("other"));
   bind_both(
       cls, m, "equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); },
       py::arg("other"));

@@ -3,6 +3,7 @@
 
 #include "autograd/node.h"
 #include "core/kernels.h"
+#include "core/op_table.h"
 
 namespace wick {
 
@@ -14,7 +15,9 @@ struct ScaledDotProductAttentionBackward : Node {
   SavedTensor query, key, value, output, logsumexp;
   Tensor mask;  // additive [B, L, S] view, or undefined; a constant (never requires grad)
   AttentionParams params;
-  const char* name() const override { return "ScaledDotProductAttentionBackward"; }
+  const char* name() const override {
+    return op_info(OpKey::scaled_dot_product_attention).backward;
+  }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override {
     query.reset(), key.reset(), value.reset(), output.reset(), logsumexp.reset();

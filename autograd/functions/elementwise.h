@@ -22,58 +22,24 @@ class UnaryBackward : public Node {
   UnaryAttrs attrs_;
 };
 
-struct AddBackward : Node {
-  const char* name() const override { return "AddBackward"; }
+// The backward of a binary op: its row saves what the formula for each input that needs a
+// gradient reads (reads_a, reads_b) and gives the formula (autograd/functions/binary_grads.cpp).
+class BinaryBackward : public Node {
+ public:
+  void init(const OpInfo& op, const Tensor& a, const Tensor& b, const Tensor& out);
+  const char* name() const override { return op_->backward; }
   TensorList apply(const Tensor& grad) override;
-};
+  void release_saved() override { a_.reset(), b_.reset(), out_.reset(); }
 
-struct SubBackward : Node {
-  const char* name() const override { return "SubBackward"; }
-  TensorList apply(const Tensor& grad) override;
-};
-
-struct MulBackward : Node {
-  SavedTensor a, b;  // each saved only if the other input needs its gradient
-  const char* name() const override { return "MulBackward"; }
-  TensorList apply(const Tensor& grad) override;
-  void release_saved() override { a.reset(), b.reset(); }
-};
-
-struct DivBackward : Node {
-  SavedTensor a, b;
-  const char* name() const override { return "DivBackward"; }
-  TensorList apply(const Tensor& grad) override;
-  void release_saved() override { a.reset(), b.reset(); }
-};
-
-struct PowBackward : Node {
-  SavedTensor base, exponent, result;
-  const char* name() const override { return "PowBackward"; }
-  TensorList apply(const Tensor& grad) override;
-  void release_saved() override { base.reset(), exponent.reset(), result.reset(); }
-};
-
-// maximum and minimum: the gradient goes to the input that was chosen, split evenly on ties.
-struct MaximumBackward : Node {
-  SavedTensor a, b;
-  bool is_max = true;
-  const char* name() const override { return is_max ? "MaximumBackward" : "MinimumBackward"; }
-  TensorList apply(const Tensor& grad) override;
-  void release_saved() override { a.reset(), b.reset(); }
-};
-
-// remainder, fmod, atan2, hypot and logaddexp: one node, the formula chosen by the op.
-struct BinaryMathBackward : Node {
-  OpKey op = OpKey::remainder;
-  SavedTensor a, b, result;
-  const char* name() const override { return op_info(op).backward; }
-  TensorList apply(const Tensor& grad) override;
-  void release_saved() override { a.reset(), b.reset(), result.reset(); }
+ private:
+  const OpInfo* op_ = nullptr;
+  uint8_t saved_ = reads::None;  // which of a_, b_, out_ hold a tensor
+  SavedTensor a_, b_, out_;
 };
 
 struct WhereBackward : Node {  // inputs: a, b (cond has no gradient)
   SavedTensor cond;
-  const char* name() const override { return "WhereBackward"; }
+  const char* name() const override { return op_info(OpKey::where).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { cond.reset(); }
 };

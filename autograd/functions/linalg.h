@@ -2,6 +2,7 @@
 #pragma once
 
 #include "autograd/node.h"
+#include "core/op_table.h"
 
 namespace wick {
 
@@ -10,7 +11,7 @@ namespace wick {
 struct BmmBackward : Node {
   SavedTensor a, b;
   bool a_column_major = false, b_column_major = false;
-  const char* name() const override { return "BmmBackward"; }
+  const char* name() const override { return op_info(OpKey::bmm).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { a.reset(), b.reset(); }
 };
@@ -21,7 +22,9 @@ struct SoftmaxBackward : Node {
   SavedTensor result;
   int64_t dim = 0;
   bool is_log = false;
-  const char* name() const override { return is_log ? "LogSoftmaxBackward" : "SoftmaxBackward"; }
+  const char* name() const override {
+    return op_info(is_log ? OpKey::log_softmax : OpKey::softmax).backward;
+  }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { result.reset(); }
 };

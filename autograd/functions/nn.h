@@ -4,13 +4,14 @@
 
 #include "autograd/node.h"
 #include "core/kernels.h"
+#include "core/op_table.h"
 
 namespace wick {
 
 struct Conv2dBackward : Node {  // inputs: input, weight, bias
   SavedTensor input, weight;
   Conv2dParams params;
-  const char* name() const override { return "Conv2dBackward"; }
+  const char* name() const override { return op_info(OpKey::conv2d).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { input.reset(), weight.reset(); }
 };
@@ -41,7 +42,7 @@ Tensor conv2d_weight_grad(const Tensor& grad, const Tensor& input, const Shape& 
 struct MaxPool2dBackward : Node {
   SavedTensor indices;
   Pool2dParams params;
-  const char* name() const override { return "MaxPool2dBackward"; }
+  const char* name() const override { return op_info(OpKey::max_pool2d).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { indices.reset(); }
 };
@@ -50,7 +51,7 @@ struct AvgPool2dBackward : Node {
   Pool2dParams params;
   bool adaptive = false;
   const char* name() const override {
-    return adaptive ? "AdaptiveAvgPool2dBackward" : "AvgPool2dBackward";
+    return op_info(adaptive ? OpKey::adaptive_avg_pool2d : OpKey::avg_pool2d).backward;
   }
   TensorList apply(const Tensor& grad) override;
 };
@@ -69,7 +70,7 @@ struct BatchNormBackward : Node {  // inputs: input, weight, bias, residual (tra
   SavedTensor input, weight, save_mean, save_invstd;
   SavedTensor bias, residual;  // for the relu's mask (Note [batch norm's fused epilogue])
   BatchNormParams params;
-  const char* name() const override { return "BatchNormBackward"; }
+  const char* name() const override { return op_info(OpKey::batch_norm).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override {
     input.reset(), weight.reset(), save_mean.reset(), save_invstd.reset();

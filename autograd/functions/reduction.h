@@ -11,7 +11,9 @@ struct SumBackward : Node {
   DimVec dims;  // reduced dims, sorted; all dims when the input was reduced to a scalar
   bool keepdim = false;
   double scale = 1.0;
-  const char* name() const override { return scale == 1.0 ? "SumBackward" : "MeanBackward"; }
+  const char* name() const override {
+    return scale == 1.0 ? op_info(OpKey::sum).backward : "MeanBackward";
+  }
   TensorList apply(const Tensor& grad) override;
 };
 
@@ -20,7 +22,8 @@ struct MaxDimBackward : Node {
   SavedTensor indices;  // keepdim form
   int64_t dim = 0;
   bool keepdim = false;
-  const char* name() const override { return "MaxBackward"; }
+  OpKey op = OpKey::max_dim;  // or min_dim
+  const char* name() const override { return op_info(op).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { indices.reset(); }
 };
@@ -49,7 +52,7 @@ struct AmaxBackward : Node {
   SavedTensor input, result;  // result in keepdim form
   DimVec dims;
   bool is_max = true;
-  const char* name() const override { return is_max ? "AmaxBackward" : "AminBackward"; }
+  const char* name() const override { return op_info(is_max ? OpKey::amax : OpKey::amin).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { input.reset(), result.reset(); }
 };

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "autograd/node.h"
+#include "core/op_table.h"
 #include "core/ops/rnn.h"
 
 namespace wick {
@@ -13,7 +14,7 @@ namespace wick {
 // gates with differentiable ops instead of calling the fused backward kernel.
 struct LstmCellBackward : Node {
   SavedTensor igates, hgates, cx, workspace, cy;
-  const char* name() const override { return "LstmCellBackward"; }
+  const char* name() const override { return op_info(OpKey::lstm_cell).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override {
     igates.reset(), hgates.reset(), cx.reset(), workspace.reset(), cy.reset();
@@ -23,7 +24,7 @@ struct LstmCellBackward : Node {
 // h' = fused_gru_cell(igates, hgates, hx).
 struct GruCellBackward : Node {
   SavedTensor igates, hgates, hx, workspace;
-  const char* name() const override { return "GruCellBackward"; }
+  const char* name() const override { return op_info(OpKey::gru_cell).backward; }
   TensorList apply(const Tensor& grad) override;
   void release_saved() override { igates.reset(), hgates.reset(), hx.reset(), workspace.reset(); }
 };

@@ -69,7 +69,7 @@ constexpr BinaryKernel binary_kernel() {
 }  // namespace
 
 void register_binary_kernels(KernelRegistry& r) {
-#define WICK_REGISTER(name, rule, ...) \
+#define WICK_REGISTER(name, api, rule, ...) \
   r.add<BinaryKernel>(OpKey::name, kCPU, binary_kernel<scalar::name##_fn, DTypeRule::rule>());
   WICK_BINARY_OPS(WICK_REGISTER)
 #undef WICK_REGISTER

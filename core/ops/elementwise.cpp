@@ -57,104 +57,80 @@ DType common_dtype(const char* op, const Tensor& a, const Tensor& b) {
   return promote_types(a.dtype(), b.dtype());
 }
 
-Tensor arithmetic(OpKey op, const Tensor& a, const Tensor& b) {
-  DType dtype = common_dtype(op_name(op), a, b);
-  return binary_forward(op, a, b, dtype, dtype);
-}
-
-Tensor compare(OpKey op, const Tensor& a, const Tensor& b) {
-  return binary_forward(op, a, b, common_dtype(op_name(op), a, b), kBool);
-}
-
 Tensor wrap(const Tensor& t, const Scalar& s) {
   detail::check_defined("scalar op", t);
   return detail::wrap_scalar(s, t.dtype(), t.device());
 }
 
+// The refusal a binary row names in its check column; `dtype` is the operands' promoted dtype.
+void check_operands(const OpInfo& op, const Tensor& a, const Tensor& b, DType dtype) {
+  switch (op.check) {
+    case BinaryCheck::NoCheck:
+      return;
+    case BinaryCheck::NotBothBool:
+      check_type(!(a.dtype() == kBool && b.dtype() == kBool), op.name,
+                 "subtracting two bool tensors is not supported; use logical_xor or logical_not");
+      return;
+    case BinaryCheck::IntPower:
+      if (!is_floating(dtype) && b.numel() > 0 && b.dtype() != kBool) {
+        // An integer result has no value for 2 ** -1; PyTorch raises rather than return 0.
+        int64_t low = detail::cast(b, kInt64).min().item<int64_t>();
+        check_state(low >= 0, op.name, "Integers to negative integer powers are not allowed; got ",
+                    "exponent ", low);
+      }
+      return;
+    case BinaryCheck::NotBool:
+    case BinaryCheck::IntDivisor:
+      check_type(dtype != kBool, op.name, "not supported for bool tensors");
+      if (op.check == BinaryCheck::IntDivisor && !is_floating(dtype) && b.numel() > 0) {
+        // An integer kernel cannot raise, so a zero divisor is refused before it runs.
+        bool zero = (detail::cast(b, kInt64) == 0).to(kInt64).sum().item<int64_t>() > 0;
+        check_state(!zero, op.name, "ZeroDivisionError: integer division by zero");
+      }
+      return;
+  }
+}
+
 }  // namespace
 
-// ---- binary arithmetic ----
+// ---- binary math, comparisons and logic: every row of WICK_BINARY_OPS ----
 
-Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor out = arithmetic(OpKey::add, a, b);
-  if (needs_grad(a, b)) set_history(out, make_node<AddBackward>({&a, &b}));
-  return out;
-}
-
-Tensor sub(const Tensor& a, const Tensor& b) {
-  check_type(!(a.defined() && b.defined() && a.dtype() == kBool && b.dtype() == kBool), "sub",
-             "subtracting two bool tensors is not supported; use logical_xor or logical_not");
-  Tensor out = arithmetic(OpKey::sub, a, b);
-  if (needs_grad(a, b)) set_history(out, make_node<SubBackward>({&a, &b}));
-  return out;
-}
-
-Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = arithmetic(OpKey::mul, a, b);
-  if (needs_grad(a, b)) {
-    auto node = make_node<MulBackward>({&a, &b});
-    if (b.requires_grad()) node->a = SavedTensor(a);
-    if (a.requires_grad()) node->b = SavedTensor(b);
+Tensor binary_op(OpKey key, const Tensor& a_in, const Tensor& b_in) {
+  const OpInfo& op = op_info(key);
+  detail::check_defined(op.name, a_in);
+  detail::check_defined(op.name, b_in);
+  // Note [fast operator path]: under Keep (add, mul, ...) the operands are used as given, without
+  // copying their handles.
+  Tensor a_cast, b_cast;
+  const Tensor* a = &a_in;
+  const Tensor* b = &b_in;
+  if (op.autocast != AutocastPolicy::Keep) {
+    a_cast = autocast::cast(op.autocast, a_in), b_cast = autocast::cast(op.autocast, b_in);
+    a = &a_cast, b = &b_cast;
+  }
+  DType dtype = promote_types(a->dtype(), b->dtype());
+  if (op.check != BinaryCheck::NoCheck) check_operands(op, *a, *b, dtype);
+  bool floating_only = op.dtype == DTypeRule::PromoteFloating || op.dtype == DTypeRule::Floating;
+  if (floating_only && !is_floating(dtype)) dtype = kFloat32;  // true division, as in PyTorch
+  DType out_dtype = op.dtype == DTypeRule::Compare ? kBool : dtype;
+  Tensor out = binary_forward(key, *a, *b, dtype, out_dtype);
+  if (op.differentiable && needs_grad(*a, *b)) {
+    auto node = make_node<BinaryBackward>({a, b});
+    node->init(op, *a, *b, out);
     set_history(out, node);
   }
   return out;
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
-  DType dtype = common_dtype("div", a, b);
-  if (!is_floating(dtype)) dtype = kFloat32;  // true division, as in PyTorch
-  Tensor out = binary_forward(OpKey::div, a, b, dtype, dtype);
-  if (needs_grad(a, b)) {
-    auto node = make_node<DivBackward>({&a, &b});
-    node->b = SavedTensor(b);
-    if (b.requires_grad()) node->a = SavedTensor(a);
-    set_history(out, node);
-  }
-  return out;
-}
-
-Tensor pow(const Tensor& a_in, const Tensor& exponent_in) {
-  Tensor a = autocast::cast(AutocastPolicy::Float32, a_in);
-  Tensor exponent = autocast::cast(AutocastPolicy::Float32, exponent_in);
-  detail::check_defined("pow", a);
-  detail::check_defined("pow", exponent);
-  if (!is_floating(promote_types(a.dtype(), exponent.dtype())) && exponent.numel() > 0 &&
-      exponent.dtype() != kBool) {
-    // An integer result has no value for 2 ** -1; PyTorch raises rather than return 0.
-    int64_t low = detail::cast(exponent, kInt64).min().item<int64_t>();
-    check_state(low >= 0, "pow", "Integers to negative integer powers are not allowed; got ",
-                "exponent ", low);
-  }
-  Tensor out = arithmetic(OpKey::pow, a, exponent);
-  if (needs_grad(a, exponent)) {
-    auto node = make_node<PowBackward>({&a, &exponent});
-    node->base = SavedTensor(a);
-    node->exponent = SavedTensor(exponent);
-    if (exponent.requires_grad()) node->result = SavedTensor(out, /*is_output=*/true);
-    set_history(out, node);
-  }
-  return out;
-}
-
-static Tensor extremum(OpKey op, const Tensor& a, const Tensor& b, bool is_max) {
-  Tensor out = arithmetic(op, a, b);
-  if (needs_grad(a, b)) {
-    auto node = make_node<MaximumBackward>({&a, &b});
-    node->a = SavedTensor(a);
-    node->b = SavedTensor(b);
-    node->is_max = is_max;
-    set_history(out, node);
-  }
-  return out;
-}
-
-Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(OpKey::maximum, a, b, true); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(OpKey::minimum, a, b, false); }
-
-Tensor add(const Tensor& a, const Scalar& b) { return add(a, wrap(a, b)); }
-Tensor sub(const Tensor& a, const Scalar& b) { return sub(a, wrap(a, b)); }
-Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, wrap(a, b)); }
-Tensor div(const Tensor& a, const Scalar& b) { return div(a, wrap(a, b)); }
+// The functions of the binary rows, as their api column says (core/ops/op_list.h).
+#define WICK_DEFINE_BINARY(name, api, ...)                                \
+  WICK_IF_TENSOR_##api(Tensor name(const Tensor& a, const Tensor& b) {    \
+    return binary_op(OpKey::name, a, b);                                  \
+  }) WICK_IF_SCALAR_##api(Tensor name(const Tensor& a, const Scalar& b) { \
+    return binary_op(OpKey::name, a, wrap(a, b));                         \
+  })
+WICK_BINARY_OPS(WICK_DEFINE_BINARY)
+#undef WICK_DEFINE_BINARY
 
 Tensor pow(const Tensor& a_in, const Scalar& exponent) {
   detail::check_defined("pow", a_in);
@@ -211,23 +187,6 @@ Tensor clamp_min(const Tensor& x, const Scalar& min) {
 Tensor clamp_max(const Tensor& x, const Scalar& max) {
   return clamp(x, -std::numeric_limits<double>::infinity(), max);
 }
-
-// ---- comparisons and logic ----
-
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(OpKey::eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(OpKey::ne, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(OpKey::lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(OpKey::le, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(OpKey::gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(OpKey::ge, a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return eq(a, wrap(a, b)); }
-Tensor ne(const Tensor& a, const Scalar& b) { return ne(a, wrap(a, b)); }
-Tensor lt(const Tensor& a, const Scalar& b) { return lt(a, wrap(a, b)); }
-Tensor le(const Tensor& a, const Scalar& b) { return le(a, wrap(a, b)); }
-Tensor gt(const Tensor& a, const Scalar& b) { return gt(a, wrap(a, b)); }
-Tensor ge(const Tensor& a, const Scalar& b) { return ge(a, wrap(a, b)); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(OpKey::logical_and, a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(OpKey::logical_or, a, b); }
 
 // ---- where and masked_fill ----
 

@@ -8,17 +8,19 @@
 
 namespace wick {
 
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor pow(const Tensor& a, const Tensor& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor add(const Tensor& a, const Scalar& b);
-Tensor sub(const Tensor& a, const Scalar& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-Tensor div(const Tensor& a, const Scalar& b);
+// One function per binary op of the op table (core/ops/op_list.h), and for the rows whose api
+// column is `number` one taking a Scalar too: add, sub, mul, div, pow, maximum, minimum, the
+// comparisons (eq, ne, lt, le, gt, ge: bool results, no gradient), logical_and, logical_or,
+// remainder, fmod, atan2, hypot and logaddexp (log(e^a + e^b), without overflow).
+#define WICK_DECLARE_BINARY(name, api, ...)                            \
+  WICK_IF_TENSOR_##api(Tensor name(const Tensor& a, const Tensor& b);) \
+      WICK_IF_SCALAR_##api(Tensor name(const Tensor& a, const Scalar& b);)
+WICK_BINARY_OPS(WICK_DECLARE_BINARY)
+#undef WICK_DECLARE_BINARY
+// Any binary op of the op table by its key, as its row says: autocast, the row's check,
+// promotion, the kernel, and the backward node saving what the gradients read.
+Tensor binary_op(OpKey op, const Tensor& a, const Tensor& b);
+// A number exponent is the pow_scalar row (a unary op with the exponent as its attribute).
 Tensor pow(const Tensor& a, const Scalar& exponent);
 
 // One function per plain unary op of the op table (core/ops/op_list.h): neg, abs, square, exp,
@@ -35,22 +37,6 @@ Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor clamp(const Tensor& x, const Scalar& min, const Scalar& max);
 Tensor clamp_min(const Tensor& x, const Scalar& min);
 Tensor clamp_max(const Tensor& x, const Scalar& max);
-
-// Comparisons and logic return bool tensors and have no gradient.
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Scalar& b);
-Tensor ne(const Tensor& a, const Scalar& b);
-Tensor lt(const Tensor& a, const Scalar& b);
-Tensor le(const Tensor& a, const Scalar& b);
-Tensor gt(const Tensor& a, const Scalar& b);
-Tensor ge(const Tensor& a, const Scalar& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
 
 // cond ? a : b elementwise, broadcasting all three; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

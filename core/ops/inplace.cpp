@@ -13,6 +13,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "autograd/node.h"
+#include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -65,7 +66,7 @@ using OutOfPlace = Tensor (*)(const Tensor&, const Tensor&);
 Tensor& binary_inplace(const char* name, OpKey op, OutOfPlace out_of_place, Tensor& self,
                        const Tensor& other) {
   if (check_inplace(name, self, &other)) return rebase(self, out_of_place(self.clone(), other));
-  DType result = op == OpKey::div && !is_floating(self.dtype())
+  DType result = op_info(op).dtype == DTypeRule::PromoteFloating && !is_floating(self.dtype())
                      ? kFloat32
                      : promote_types(self.dtype(), other.dtype());
   check_type(can_cast(result, self.dtype()), name, "the result type ", result,

@@ -70,41 +70,70 @@
   X(isfinite,    plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "")        \
   X(logical_not, plain,  Bool,     Keep,    nodiff, Nothing, "",                   "", "Not")
 
-// Binary elementwise ops (BinaryKernel). Inputs are broadcast and promoted to one dtype by the
-// front function. X(name, dtype, autocast, backward, export); backward "" means no gradient.
-// The *_backward rows are the activations' fused derivatives (grad, saved) -> grad_input.
-#define WICK_BINARY_OPS(X)                                                         \
-  X(add,                Promote,         Keep,    "AddBackward",     "Add")        \
-  X(sub,                Promote,         Keep,    "SubBackward",     "Sub")        \
-  X(mul,                Promote,         Keep,    "MulBackward",     "Mul")        \
-  X(div,                PromoteFloating, Keep,    "DivBackward",     "Div")        \
-  X(pow,                Promote,         Float32, "PowBackward",     "Pow")        \
-  X(maximum,            Promote,         Keep,    "MaximumBackward", "Max")        \
-  X(minimum,            Promote,         Keep,    "MinimumBackward", "Min")        \
-  X(eq,                 Compare,         Keep,    "",                "Equal")      \
-  X(ne,                 Compare,         Keep,    "",                "")           \
-  X(lt,                 Compare,         Keep,    "",                "Less")       \
-  X(le,                 Compare,         Keep,    "",                "LessOrEqual")   \
-  X(gt,                 Compare,         Keep,    "",                "Greater")    \
-  X(ge,                 Compare,         Keep,    "",                "GreaterOrEqual") \
-  X(logical_and,        Compare,         Keep,    "",                "And")        \
-  X(logical_or,         Compare,         Keep,    "",                "Or")         \
-  X(remainder,          Promote,         Keep,    "RemainderBackward", "Mod")      \
-  X(fmod,               Promote,         Keep,    "FmodBackward",    "Mod")        \
-  X(atan2,              PromoteFloating, Float32, "Atan2Backward",   "")           \
-  X(hypot,              PromoteFloating, Keep,    "HypotBackward",   "")           \
-  X(logaddexp,          PromoteFloating, Float32, "LogaddexpBackward", "")         \
-  X(relu_backward,      Floating,        Keep,    "",                "")           \
-  X(gelu_backward,      Floating,        Keep,    "",                "")           \
-  X(gelu_tanh_backward, Floating,        Keep,    "",                "")           \
-  X(silu_backward,      Floating,        Keep,    "",                "")           \
-  X(sigmoid_backward,   Floating,        Keep,    "",                "")           \
-  X(tanh_backward,      Floating,        Keep,    "",                "")
+// Binary elementwise ops (BinaryKernel). Inputs are broadcast (NumPy rules) and promoted to one
+// dtype (PyTorch rules) by the family's one front function, binary_op (core/ops/elementwise.cpp).
+// Columns X(name, api, dtype, autocast, check, grad, reads_a, reads_b, backward, export):
+//   api       plain: `Tensor name(const Tensor&, const Tensor&)` is generated in C++ and bound
+//             in Python (other: Tensor); number: a `(const Tensor&, const Scalar&)` overload is
+//             generated too, and the Python binding (which takes numbers, and is an operator's
+//             fast path) is written in python/bind_tensor_ops.cpp; custom: only the tensor form
+//             is generated (pow's number exponent is the pow_scalar row); internal: nothing is
+//             generated (the activations' fused derivatives, called by their backward nodes)
+//   check     BinaryCheck (core/op_table.h): the row's own refusal, run before the kernel
+//   grad      diff: the backward is `name##_grad` (autograd/functions/binary_grads.cpp)
+//   reads_a   what d(a) reads (A, B, Out, their unions, or None); reads_b: what d(b) reads.
+//             The node saves only what the gradients it will compute read: mul keeps b for d(a)
+//             and a for d(b), so `w * x` with only w requiring grad keeps x alone.
+// remainder has the divisor's sign (Python's %), fmod the dividend's (C's fmod); integer division
+// by zero raises, as in PyTorch. The *_backward rows compute (grad, saved) -> grad_input.
+#define WICK_BINARY_OPS(X)                                                                        \
+  X(add,         number,   Promote,         Keep,    NoCheck,     diff,   None, None,             \
+    "AddBackward", "Add")                                                                         \
+  X(sub,         number,   Promote,         Keep,    NotBothBool, diff,   None, None,             \
+    "SubBackward", "Sub")                                                                         \
+  X(mul,         number,   Promote,         Keep,    NoCheck,     diff,   B,    A,                \
+    "MulBackward", "Mul")                                                                         \
+  X(div,         number,   PromoteFloating, Keep,    NoCheck,     diff,   B,    AB,               \
+    "DivBackward", "Div")                                                                         \
+  X(pow,         custom,   Promote,         Float32, IntPower,    diff,   AB,   AOut,             \
+    "PowBackward", "Pow")                                                                         \
+  X(maximum,     number,   Promote,         Keep,    NoCheck,     diff,   AB,   AB,               \
+    "MaximumBackward", "Max")                                                                     \
+  X(minimum,     number,   Promote,         Keep,    NoCheck,     diff,   AB,   AB,               \
+    "MinimumBackward", "Min")                                                                     \
+  X(eq,          number,   Compare,         Keep,    NoCheck,     nodiff, None, None, "", "Equal") \
+  X(ne,          number,   Compare,         Keep,    NoCheck,     nodiff, None, None, "", "")     \
+  X(lt,          number,   Compare,         Keep,    NoCheck,     nodiff, None, None, "", "Less") \
+  X(le,          number,   Compare,         Keep,    NoCheck,     nodiff, None, None,             \
+    "", "LessOrEqual")                                                                            \
+  X(gt,          number,   Compare,         Keep,    NoCheck,     nodiff, None, None,             \
+    "", "Greater")                                                                                \
+  X(ge,          number,   Compare,         Keep,    NoCheck,     nodiff, None, None,             \
+    "", "GreaterOrEqual")                                                                         \
+  X(logical_and, number,   Compare,         Keep,    NoCheck,     nodiff, None, None, "", "And")  \
+  X(logical_or,  number,   Compare,         Keep,    NoCheck,     nodiff, None, None, "", "Or")   \
+  X(remainder,   number,   Promote,         Keep,    IntDivisor,  diff,   None, AB,               \
+    "RemainderBackward", "Mod")                                                                   \
+  X(fmod,        number,   Promote,         Keep,    IntDivisor,  diff,   None, AB,               \
+    "FmodBackward", "Mod")                                                                        \
+  X(atan2,       plain,    PromoteFloating, Float32, NotBool,     diff,   AB,   AB,               \
+    "Atan2Backward", "")                                                                          \
+  X(hypot,       plain,    PromoteFloating, Keep,    NotBool,     diff,   AOut, BOut,             \
+    "HypotBackward", "")                                                                          \
+  X(logaddexp,   plain,    PromoteFloating, Float32, NotBool,     diff,   AB,   AB,               \
+    "LogaddexpBackward", "")                                                                      \
+  X(relu_backward,      internal, Floating, Keep,    NoCheck,     nodiff, None, None, "", "")     \
+  X(gelu_backward,      internal, Floating, Keep,    NoCheck,     nodiff, None, None, "", "")     \
+  X(gelu_tanh_backward, internal, Floating, Keep,    NoCheck,     nodiff, None, None, "", "")     \
+  X(silu_backward,      internal, Floating, Keep,    NoCheck,     nodiff, None, None, "", "")     \
+  X(sigmoid_backward,   internal, Floating, Keep,    NoCheck,     nodiff, None, None, "", "")     \
+  X(tanh_backward,      internal, Floating, Keep,    NoCheck,     nodiff, None, None, "", "")
 
 // Every other op with a kernel: X(name, kernel, inputs, attrs, dtype, autocast, backward, export)
 //   kernel    the kernel signature (core/kernels.h) devices register for it
 //   inputs    the tensor arguments, in order; attrs: the typed attributes
-//   backward  the autograd node's name ("" for none: no gradient, or the op is itself a backward)
+//   backward  the autograd node's name, as grad_fn shows it ("" for none: no gradient, or the op
+//             is itself a backward); the node reads it from here
 #define WICK_KERNEL_OPS(X)                                                                        \
   X(where,        WhereKernel,     "condition, input, other", "",                                 \
     Promote,  Keep, "WhereBackward", "Where")                                                     \
@@ -142,30 +171,30 @@
     Floating, Float32, "LogSoftmaxBackward", "LogSoftmax")                                        \
   X(conv2d,       Conv2dKernel,    "input, weight, bias",                                         \
     "stride: int[2], padding: int[2], dilation: int[2], groups: int",                             \
-    Floating, LowerPrecision, "ConvolutionBackward", "Conv")                                      \
+    Floating, LowerPrecision, "Conv2dBackward", "Conv")                                            \
   X(conv2d_backward, Conv2dBackwardKernel, "grad_output, input, weight",                          \
     "stride: int[2], padding: int[2], dilation: int[2], groups: int",                             \
     Floating, Keep, "", "")                                                                       \
   X(max_pool2d,   MaxPool2dKernel, "input",                                                       \
     "kernel: int[2], stride: int[2], padding: int[2], dilation: int[2], ceil_mode: bool",         \
-    Floating, Keep, "MaxPool2DWithIndicesBackward", "MaxPool")                                    \
+    Floating, Keep, "MaxPool2dBackward", "MaxPool")                                                \
   X(max_pool2d_backward, MaxPool2dBackwardKernel, "grad_output, indices",                         \
     "kernel: int[2], stride: int[2], padding: int[2], dilation: int[2], ceil_mode: bool",         \
     Floating, Keep, "", "")                                                                       \
   X(avg_pool2d,   AvgPool2dKernel, "input",                                                       \
     "kernel: int[2], stride: int[2], padding: int[2], ceil_mode: bool, count_include_pad: bool",  \
-    Floating, Keep, "AvgPool2DBackward", "AveragePool")                                           \
+    Floating, Keep, "AvgPool2dBackward", "AveragePool")                                            \
   X(avg_pool2d_backward, AvgPool2dBackwardKernel, "grad_output",                                  \
     "kernel: int[2], stride: int[2], padding: int[2], ceil_mode: bool, count_include_pad: bool",  \
     Floating, Keep, "", "")                                                                       \
   X(adaptive_avg_pool2d, AvgPool2dKernel, "input", "output_size: int[2]",                         \
-    Floating, Keep, "AdaptiveAvgPool2DBackward", "GlobalAveragePool")                             \
+    Floating, Keep, "AdaptiveAvgPool2dBackward", "GlobalAveragePool")                              \
   X(adaptive_avg_pool2d_backward, AvgPool2dBackwardKernel, "grad_output", "output_size: int[2]",  \
     Floating, Keep, "", "")                                                                       \
   X(batch_norm,   BatchNormKernel,                                                                \
     "input, weight, bias, running_mean, running_var, residual",                                   \
     "training: bool, momentum: float, eps: float, relu: bool",                                    \
-    Floating, Float32, "NativeBatchNormBackward", "BatchNormalization")                           \
+    Floating, Float32, "BatchNormBackward", "BatchNormalization")                                  \
   X(batch_norm_backward, BatchNormBackwardKernel,                                                 \
     "grad_output, input, weight, save_mean, save_invstd, bias, residual",                         \
     "training: bool, momentum: float, eps: float, relu: bool",                                    \
@@ -184,7 +213,7 @@
     "lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool, "         \
     "first_step: bool",                                                                           \
     Floating, Keep, "", "")                                                                       \
-  /* rnn: the fused pointwise step of LSTM and GRU (core/ops/rnn.cpp) */                         \
+  /* rnn: the fused pointwise step of LSTM and GRU (core/ops/rnn.cpp) */                          \
   X(lstm_cell,    LstmCellKernel,  "igates, hgates, cx", "",                                      \
     Floating, Keep, "LstmCellBackward", "")                                                       \
   X(lstm_cell_backward, LstmCellBackwardKernel, "grad_hy, grad_cy, workspace, cx, cy", "",        \
@@ -221,3 +250,12 @@
 #define WICK_IF_custom(...)
 #define WICK_IF_diff(...) __VA_ARGS__
 #define WICK_IF_nodiff(...)
+// Binary rows: which functions a row's api column generates.
+#define WICK_IF_TENSOR_plain(...) __VA_ARGS__
+#define WICK_IF_TENSOR_number(...) __VA_ARGS__
+#define WICK_IF_TENSOR_custom(...) __VA_ARGS__
+#define WICK_IF_TENSOR_internal(...)
+#define WICK_IF_SCALAR_plain(...)
+#define WICK_IF_SCALAR_number(...) __VA_ARGS__
+#define WICK_IF_SCALAR_custom(...)
+#define WICK_IF_SCALAR_internal(...)

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "autograd/functions/binary_grads.h"
 #include "autograd/functions/unary_grads.h"
 #include "core/error.h"
 
@@ -48,31 +49,40 @@ std::vector<OpInfo> build_table() {
                          node,                                                  \
                          Saves::saved,                                          \
                          WICK_GRAD_##grad(name),                                \
+                         reads::None,                                           \
+                         reads::None,                                           \
+                         nullptr,                                               \
+                         BinaryCheck::NoCheck,                                  \
                          #api[0] == 'p',                                        \
                          onnx});
   WICK_UNARY_OPS(WICK_UNARY_ROW)
 #undef WICK_UNARY_ROW
-#define WICK_BINARY_ROW(name, rule, policy, node, onnx) \
-  table.push_back(OpInfo{OpKey::name,                   \
-                         #name,                         \
-                         "binary",                      \
-                         &typeid(BinaryKernel),         \
-                         {"input", "other"},            \
-                         {},                            \
-                         DTypeRule::rule,               \
-                         AutocastPolicy::policy,        \
-                         node[0] != '\0',               \
-                         node,                          \
-                         Saves::Nothing,                \
-                         nullptr,                       \
-                         false,                         \
+#define WICK_BINARY_ROW(name, api, rule, policy, row_check, grad, for_a, for_b, node, onnx) \
+  table.push_back(OpInfo{OpKey::name,                                                       \
+                         #name,                                                             \
+                         "binary",                                                          \
+                         &typeid(BinaryKernel),                                             \
+                         {"input", "other"},                                                \
+                         {},                                                                \
+                         DTypeRule::rule,                                                   \
+                         AutocastPolicy::policy,                                            \
+                         WICK_GRAD_##grad(name) != nullptr,                                 \
+                         node,                                                              \
+                         Saves::Nothing,                                                    \
+                         nullptr,                                                           \
+                         reads::for_a,                                                      \
+                         reads::for_b,                                                      \
+                         WICK_GRAD_##grad(name),                                            \
+                         BinaryCheck::row_check,                                            \
+                         std::string(#api) == "plain",                                      \
                          onnx});
   WICK_BINARY_OPS(WICK_BINARY_ROW)
 #undef WICK_BINARY_ROW
-#define WICK_KERNEL_ROW(name, kernel, inputs, attrs, rule, policy, node, onnx)             \
-  table.push_back(OpInfo{OpKey::name, #name, #kernel, &typeid(kernel), split_list(inputs), \
-                         parse_attrs(attrs), DTypeRule::rule, AutocastPolicy::policy,      \
-                         node[0] != '\0', node, Saves::Nothing, nullptr, false, onnx});
+#define WICK_KERNEL_ROW(name, kernel, inputs, attrs, rule, policy, node, onnx)                     \
+  table.push_back(OpInfo{OpKey::name, #name, #kernel, &typeid(kernel), split_list(inputs),         \
+                         parse_attrs(attrs), DTypeRule::rule, AutocastPolicy::policy,              \
+                         node[0] != '\0', node, Saves::Nothing, nullptr, reads::None, reads::None, \
+                         nullptr, BinaryCheck::NoCheck, false, onnx});
   WICK_KERNEL_OPS(WICK_KERNEL_ROW)
 #undef WICK_KERNEL_ROW
   for (size_t i = 0; i < table.size(); ++i) {

@@ -65,6 +65,7 @@ ValuesIndices extremum(OpKey op, const char* name, const Tensor& x, int64_t dim,
   ValuesIndices result{values.reshape(final_shape), indices.reshape(final_shape)};
   if (needs_grad(x)) {
     auto node = make_node<MaxDimBackward>({&x});
+    node->op = op;
     node->indices = SavedTensor(indices);
     node->dim = dim;
     node->keepdim = keepdim || x.dim() == 0;

@@ -5,6 +5,7 @@
 
 #include "autograd/functions/view.h"
 #include "autograd/grad_mode.h"
+#include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -331,7 +332,7 @@ Tensor clone(const Tensor& x) {
 Tensor to(const Tensor& x, Device device, DType dtype) {
   detail::check_defined("to", x);
   if (x.device() == device && x.dtype() == dtype) return x;
-  return copy_to(x, device, dtype, "ToCopyBackward");
+  return copy_to(x, device, dtype, op_info(OpKey::copy).backward);
 }
 
 Tensor detach(const Tensor& x) {
