@@ -12,6 +12,7 @@
 
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/ops/op_list.h"
 #include "core/scalar.h"
 #include "core/shape.h"
 #include "core/tensor_impl.h"
@@ -122,33 +123,19 @@ class Tensor {
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
 
-  // ---- elementwise math ----
-  Tensor add(const Tensor& other) const;
-  Tensor sub(const Tensor& other) const;
-  Tensor mul(const Tensor& other) const;
-  Tensor div(const Tensor& other) const;
-  Tensor pow(const Tensor& exponent) const;
+  // ---- elementwise math: a method per op of the op table (core/ops/op_list.h) ----
+  // x.exp() is wick::exp(x) for every plain unary row; x.add(y) is wick::add(x, y) for every
+  // binary row, and x.add(2) too where the row's api is `number`.
+#define WICK_UNARY_METHOD(name, api, ...) WICK_IF_##api(Tensor name() const;)
+  WICK_UNARY_OPS(WICK_UNARY_METHOD)
+#undef WICK_UNARY_METHOD
+#define WICK_BINARY_METHOD(name, api, ...)                      \
+  WICK_IF_TENSOR_##api(Tensor name(const Tensor& other) const;) \
+      WICK_IF_SCALAR_##api(Tensor name(const Scalar& other) const;)
+  WICK_BINARY_OPS(WICK_BINARY_METHOD)
+#undef WICK_BINARY_METHOD
   Tensor pow(const Scalar& exponent) const;
-  Tensor neg() const;
-  Tensor abs() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
   Tensor clamp(const Scalar& min, const Scalar& max) const;
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
-  Tensor eq(const Tensor& other) const;
-  Tensor ne(const Tensor& other) const;
-  Tensor lt(const Tensor& other) const;
-  Tensor le(const Tensor& other) const;
-  Tensor gt(const Tensor& other) const;
-  Tensor ge(const Tensor& other) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
 
   // ---- reductions ----

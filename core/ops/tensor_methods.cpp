@@ -39,34 +39,21 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
   return wick::chunk(*this, chunks, dim);
 }
 
-Tensor Tensor::add(const Tensor& other) const { return wick::add(*this, other); }
-Tensor Tensor::sub(const Tensor& other) const { return wick::sub(*this, other); }
-Tensor Tensor::mul(const Tensor& other) const { return wick::mul(*this, other); }
-Tensor Tensor::div(const Tensor& other) const { return wick::div(*this, other); }
-Tensor Tensor::pow(const Tensor& exponent) const { return wick::pow(*this, exponent); }
+#define WICK_UNARY_METHOD(name, api, ...) \
+  WICK_IF_##api(Tensor Tensor::name() const { return wick::name(*this); })
+WICK_UNARY_OPS(WICK_UNARY_METHOD)
+#undef WICK_UNARY_METHOD
+#define WICK_BINARY_METHOD(name, api, ...)                              \
+  WICK_IF_TENSOR_##api(Tensor Tensor::name(const Tensor& other) const { \
+    return wick::name(*this, other);                                    \
+  }) WICK_IF_SCALAR_##api(Tensor Tensor::name(const Scalar& other)      \
+                              const { return wick::name(*this, other); })
+WICK_BINARY_OPS(WICK_BINARY_METHOD)
+#undef WICK_BINARY_METHOD
 Tensor Tensor::pow(const Scalar& exponent) const { return wick::pow(*this, exponent); }
-Tensor Tensor::neg() const { return wick::neg(*this); }
-Tensor Tensor::abs() const { return wick::abs(*this); }
-Tensor Tensor::exp() const { return wick::exp(*this); }
-Tensor Tensor::log() const { return wick::log(*this); }
-Tensor Tensor::sqrt() const { return wick::sqrt(*this); }
-Tensor Tensor::rsqrt() const { return wick::rsqrt(*this); }
-Tensor Tensor::sin() const { return wick::sin(*this); }
-Tensor Tensor::cos() const { return wick::cos(*this); }
-Tensor Tensor::tanh() const { return wick::tanh(*this); }
-Tensor Tensor::sigmoid() const { return wick::sigmoid(*this); }
-Tensor Tensor::relu() const { return wick::relu(*this); }
 Tensor Tensor::clamp(const Scalar& min, const Scalar& max) const {
   return wick::clamp(*this, min, max);
 }
-Tensor Tensor::maximum(const Tensor& other) const { return wick::maximum(*this, other); }
-Tensor Tensor::minimum(const Tensor& other) const { return wick::minimum(*this, other); }
-Tensor Tensor::eq(const Tensor& other) const { return wick::eq(*this, other); }
-Tensor Tensor::ne(const Tensor& other) const { return wick::ne(*this, other); }
-Tensor Tensor::lt(const Tensor& other) const { return wick::lt(*this, other); }
-Tensor Tensor::le(const Tensor& other) const { return wick::le(*this, other); }
-Tensor Tensor::gt(const Tensor& other) const { return wick::gt(*this, other); }
-Tensor Tensor::ge(const Tensor& other) const { return wick::ge(*this, other); }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
   return wick::masked_fill(*this, mask, value);
 }
