@@ -3,10 +3,10 @@
 #pragma once
 
 #include "autograd/engine.h"
-#include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "core/dispatch.h"
 #include "core/generator.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/print.h"
 #include "data/data.h"

@@ -1,7 +1,7 @@
 #include "autograd/accumulate_grad.h"
 
-#include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "autograd/accumulate_grad.h"
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/memory/history.h"
 #include "core/ops.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "autograd/engine.h"
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

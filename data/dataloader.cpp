@@ -16,8 +16,8 @@
 #include <thread>
 #include <utility>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 
 namespace wick::data {
 

@@ -6,8 +6,8 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick::distributed {

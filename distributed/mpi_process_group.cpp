@@ -37,8 +37,8 @@
 #include <thread>
 #include <vector>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "distributed/backends.h"
 #include "distributed/ring_all_reduce.h"
 

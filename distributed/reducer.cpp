@@ -11,8 +11,8 @@
 #include <unordered_set>
 
 #include "autograd/accumulate_grad.h"
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick::distributed {

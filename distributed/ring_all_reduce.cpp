@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/factory.h"
 

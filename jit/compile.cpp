@@ -3,8 +3,8 @@
 #include <optional>
 #include <sstream>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "nn/module.h"
 
 namespace wick::jit {

@@ -3,12 +3,12 @@
 #include <optional>
 #include <unordered_map>
 
-#include "autograd/grad_mode.h"
 #include "core/allocator.h"
 #include "core/backend.h"
 #include "core/dispatch.h"
 #include "core/error.h"
 #include "core/generator.h"
+#include "core/grad_mode.h"
 #include "core/tensor_impl.h"
 #include "jit/fused_cpu.h"
 #include "jit/fused_cuda.h"

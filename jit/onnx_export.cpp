@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "autograd/grad_mode.h"
 #include "core/dispatch_observer.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops/join.h"
 #include "jit/onnx_emit.h"
 #include "jit/passes/passes.h"

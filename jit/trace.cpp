@@ -2,9 +2,9 @@
 
 #include <unordered_map>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
 #include "core/generator.h"
+#include "core/grad_mode.h"
 #include "core/op_table.h"
 #include "core/tensor_impl.h"
 #include "nn/module.h"

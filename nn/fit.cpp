@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "nn/functional.h"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick::amp {

@@ -4,8 +4,8 @@
 // exponentiates a large positive number.
 #include "nn/losses.h"
 
-#include "autograd/grad_mode.h"
 #include "core/autocast.h"
+#include "core/grad_mode.h"
 
 namespace wick::nn::functional {
 

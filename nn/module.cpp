@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick::nn {

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops/factory.h"
 
 namespace wick {

@@ -42,11 +42,10 @@ RULES = [
      {"autograd"},
      "core's headers are the base API: a header that named the engine would make every includer "
      "depend on it"),
-    (lambda path: path.startswith("core/") and not path.startswith("core/ops/")
-     and path not in ("core/autocast.cpp", "core/print.cpp"),
+    (lambda path: path.startswith("core/") and not path.startswith("core/ops/"),
      {"autograd"},
-     "tensors, dispatch, memory and kernels know nothing of autograd; only the op front "
-     "functions (core/ops/) record nodes, autocast asks grad mode, and print shows grad_fn"),
+     "tensors, dispatch, grad mode, memory and kernels know nothing of autograd; only the op "
+     "front functions, Tensor's methods and printing (core/ops/) record nodes or show grad_fn"),
     (under("core", "autograd", "nn"),
      {"cuda", "sim", "distributed", "nn", "data", "jit"} | ABOVE_THE_LIBRARY,
      "core, autograd and nn reach devices only through the dispatcher and core/backend.h, and "

@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#include "autograd/grad_mode.h"
 #include "core/dispatch.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

@@ -1,7 +1,7 @@
 #include "autograd/functions/index.h"
 
 #include "autograd/functions/view.h"
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

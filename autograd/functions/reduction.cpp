@@ -1,6 +1,6 @@
 #include "autograd/functions/reduction.h"
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

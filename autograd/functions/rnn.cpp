@@ -1,7 +1,7 @@
 #include "autograd/functions/rnn.h"
 
-#include "autograd/grad_mode.h"
 #include "core/dispatch.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 

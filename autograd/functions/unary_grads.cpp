@@ -1,6 +1,6 @@
 #include "autograd/functions/unary_grads.h"
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

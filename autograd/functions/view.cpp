@@ -1,6 +1,6 @@
 #include "autograd/functions/view.h"
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick {

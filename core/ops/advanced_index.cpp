@@ -18,7 +18,7 @@
 
 #include <algorithm>
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/composite_linalg.h"
 #include "core/ops/composite_shape.h"

@@ -2,8 +2,8 @@
 
 #include "autograd/functions/index.h"
 #include "autograd/functions/linalg.h"
-#include "autograd/grad_mode.h"
 #include "core/autocast.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 

@@ -10,9 +10,9 @@
 // than risking a wrong gradient: an in-place op on a leaf that requires grad (it would change
 // the parameter autograd differentiates against), and an in-place op on a view while recording
 // (PyTorch rewrites the base's history in that case; wick does not).
-#include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "autograd/node.h"
+#include "core/grad_mode.h"
 #include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"

@@ -1,9 +1,9 @@
 #include "core/ops/nn.h"
 
 #include "autograd/functions/nn.h"
-#include "autograd/grad_mode.h"
 #include "core/autocast.h"
 #include "core/dispatch.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 

@@ -1,4 +1,4 @@
-// Post-training int8 quantization: the ops int8 inference runs on (issue 16).
+// Post-training int8 quantization: the ops int8 inference runs on.
 //
 // A quantized tensor is a plain uint8 or int8 tensor; the affine map that gives it meaning,
 //     real = scale * (q - zero_point),

@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "autograd/functions/reduction.h"
-#include "autograd/grad_mode.h"
 #include "core/autocast.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 

@@ -1,7 +1,7 @@
 #include "core/ops/scan.h"
 
 #include "autograd/functions/reduction.h"
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "autograd/functions/view.h"
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"

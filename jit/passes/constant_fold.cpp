@@ -1,7 +1,7 @@
 #include <unordered_map>
 
-#include "autograd/grad_mode.h"
 #include "core/allocator.h"
+#include "core/grad_mode.h"
 #include "core/tensor_impl.h"
 #include "jit/passes/passes.h"
 

@@ -1,5 +1,5 @@
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 #include "jit/passes/passes.h"
 

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "autograd/grad_mode.h"
 #include "core/autocast.h"
+#include "core/grad_mode.h"
 #include "core/ops/op_utils.h"
 
 namespace wick::nn {

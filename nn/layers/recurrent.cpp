@@ -3,8 +3,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "nn/init.h"
 #include "nn/layers/dropout.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "autograd/grad_mode.h"
+#include "core/grad_mode.h"
 #include "core/ops.h"
 
 namespace wick::optim {

@@ -1,5 +1,5 @@
 """no_grad, enable_grad, set_grad_enabled and inference_mode: context managers and decorators
-that switch autograd's recording off or on (the thread-local GradMode of autograd/grad_mode.h).
+that switch autograd's recording off or on (the thread-local GradMode of core/grad_mode.h).
 """
 
 import functools
