@@ -111,7 +111,6 @@ void describe_arg(AttrNamer& n, std::vector<DispatchAttr>& out, const BatchNormP
 void describe_arg(AttrNamer& n, std::vector<DispatchAttr>& out, const AdamStepParams& v);
 void describe_arg(AttrNamer& n, std::vector<DispatchAttr>& out, const SgdStepParams& v);
 void describe_arg(AttrNamer& n, std::vector<DispatchAttr>& out, const AttentionParams& v);
-// quantized
 void describe_arg(AttrNamer& n, std::vector<DispatchAttr>& out, const QuantizeParams& v);
 void describe_arg(AttrNamer& n, std::vector<DispatchAttr>& out, const QuantizedParams& v);
 }  // namespace detail

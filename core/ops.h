@@ -4,7 +4,6 @@
 #pragma once
 
 #include "core/ops/advanced_index.h"
-// composites: torch functions written as compositions of the ops above
 #include "core/ops/attention.h"
 #include "core/ops/composite_linalg.h"
 #include "core/ops/composite_shape.h"
@@ -16,7 +15,7 @@
 #include "core/ops/join.h"
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
-#include "core/ops/quantized.h"  // quantized: int8 inference
+#include "core/ops/quantized.h"  // int8 inference
 #include "core/ops/reduce.h"
 #include "core/ops/rnn.h"
 #include "core/ops/scan.h"

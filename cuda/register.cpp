@@ -25,9 +25,9 @@ void register_kernels(KernelRegistry& registry) {
   register_blas_kernels(registry);
   register_conv_kernels(registry);
   register_scan_kernels(registry);
-  register_rnn_kernels(registry);        // rnn
-  register_attention_kernels(registry);  // attention
-  register_quantized_kernels(registry);  // quantized
+  register_rnn_kernels(registry);
+  register_attention_kernels(registry);
+  register_quantized_kernels(registry);
 }
 
 Allocator* first_tensor_allocator() {

@@ -78,9 +78,9 @@ void init_amp(py::module_& m);
 void init_cuda(py::module_& m);
 void init_op_table(py::module_& m);  // bind_op_table.cpp: _ops(), _backends(), _missing_kernels()
 void init_env(py::module_& m);       // bind_env.cpp: _env_facts(), _env_checks() (envreport/)
-// composites: bind_composites.cpp: tril, flip, einsum, scatter, unique, multinomial, Generator...
+// bind_composites.cpp: tril, flip, einsum, scatter, unique, multinomial, Generator...
 void init_composites(py::module_& m);
-// pyapi: bind_defaults.cpp: default dtype, print options, Tensor.new_* and Tensor.type().
+// bind_defaults.cpp: default dtype, print options, Tensor.new_* and Tensor.type().
 void init_defaults(py::module_& m);
 // bind_attention.cpp: scaled dot-product and multi-head attention (wick._C._attention)
 void init_attention(py::module_& m);

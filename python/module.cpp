@@ -36,8 +36,8 @@ PYBIND11_MODULE(_C, m) {
   init_cuda(m);
   init_op_table(m);
   init_env(m);
-  init_composites(m);  // composites: after shape ops, so its Tensor methods see the class
-  // pyapi: default dtype, print options, Tensor.new_* and Tensor.type()
+  init_composites(m);  // after shape ops, so its Tensor methods see the class
+  // default dtype, print options, Tensor.new_* and Tensor.type()
   init_defaults(m);
   init_attention(m);
   init_memory(m);

@@ -16,10 +16,9 @@ void register_cpu_kernels(KernelRegistry& registry) {
   cpu::register_norm_kernels(registry);
   cpu::register_optim_kernels(registry);
   cpu::register_scan_kernels(registry);
-  cpu::register_rnn_kernels(registry);  // rnn
-  // attention
+  cpu::register_rnn_kernels(registry);
   cpu::register_attention_kernels(registry);
-  cpu::register_quantized_kernels(registry);  // quantized
+  cpu::register_quantized_kernels(registry);
 }
 
 }  // namespace wick

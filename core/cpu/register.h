@@ -18,11 +18,11 @@ void register_pool_kernels(KernelRegistry& registry);
 void register_norm_kernels(KernelRegistry& registry);
 void register_optim_kernels(KernelRegistry& registry);
 void register_scan_kernels(KernelRegistry& registry);
-// rnn: the fused LSTM/GRU steps (rnn_kernels.cpp)
+// the fused LSTM/GRU steps (rnn_kernels.cpp)
 void register_rnn_kernels(KernelRegistry& registry);
-// attention
+// FlashAttention's blocked softmax (attention_kernels.cpp)
 void register_attention_kernels(KernelRegistry& registry);
-// quantized: int8 inference (quantized_kernels.cpp)
+// int8 inference (quantized_kernels.cpp)
 void register_quantized_kernels(KernelRegistry& registry);
 
 }  // namespace wick::cpu

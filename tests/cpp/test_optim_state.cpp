@@ -1,7 +1,7 @@
-// Optimizer state agreement and state-dict validation (issue 12's crashes 2 and 4): a parameter
-// resized after the optimizer has state, a gradient of another dtype, a state dict with an entry
-// missing or a hyperparameter out of range - each raises a clear error and changes nothing,
-// where it once overflowed the heap or resumed into NaN losses.
+// Optimizer state agreement and state-dict validation: a parameter resized after the optimizer has
+// state, a gradient of another dtype, a state dict with an entry missing or a hyperparameter out of
+// range - each raises a clear error and changes nothing, where it once overflowed the heap or
+// resumed into NaN losses.
 #include <cmath>
 
 #include "nn/clip_grad.h"

@@ -1,4 +1,4 @@
-// The ops added with issue 20's op-table rows, from C++: cumsum, cumprod, prod, sort, topk,
+// The scan and sort rows of the op table, from C++: cumsum, cumprod, prod, sort, topk,
 // median; remainder, fmod, atan2, hypot, logaddexp; rounding; the attribute activations; the
 // pointwise losses. Expected values by hand (PyTorch's agreement is tested from Python).
 #include "nn/functional.h"

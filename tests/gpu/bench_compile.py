@@ -1,5 +1,5 @@
 """Eager against compiled on the GPU, for tests/gpu/run.sh's summary: the MNIST MLP's SGD
-training step (batch 64, launch-bound: issue 15 asks compiled >= 2x eager's steps/s) and
+training step (batch 64, launch-bound: the target is compiled >= 2x eager's steps/s) and
 ResNet-20 inference (batch 64; folding and fusion >= 1.3x eager), each as wick eager, wick
 compiled replayed op by op (cuda_graph=False) and wick compiled as one CUDA Graph launch, beside
 PyTorch eager and PyTorch with the same step captured by torch.cuda.graph.

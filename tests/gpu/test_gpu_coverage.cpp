@@ -1,4 +1,4 @@
-// What the first GPU run must also prove (issue 21, items 3, 7, 11 and 13): the cuDNN and the
+// What the first GPU run must also prove: the cuDNN and the
 // hand-written paths of softmax, average pooling and batch norm against the CPU; the cases no
 // other GPU test covered (fp16/bf16 convolution backward, fp64 convolution, non-contiguous
 // convolution inputs, bf16 max/min/scatter_add, long softmax rows, eval-mode batch-norm

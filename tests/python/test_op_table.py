@@ -93,7 +93,7 @@ VIA_GRADIENT = {"relu_backward": "relu", "gelu_backward": "gelu", "gelu_tanh_bac
                 "max_pool2d_backward": "max_pool2d", "avg_pool2d_backward": "avg_pool2d",
                 "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",
                 "batch_norm_backward": "batch_norm",
-                "lstm_cell_backward": "lstm_cell", "gru_cell_backward": "gru_cell",  # rnn
+                "lstm_cell_backward": "lstm_cell", "gru_cell_backward": "gru_cell",
                 "scaled_dot_product_attention_backward": "scaled_dot_product_attention"}
 
 # The other ops: (function of the module and inputs, input specs, requires_grad per input).
@@ -112,7 +112,7 @@ def sdpa(m, q, k, v, is_causal=False):
     return m.softmax(scores, -1) @ v
 
 
-# quantized: the int8 ops against the float32 requantization they document (core/ops/quantized.h),
+# The int8 ops against the float32 requantization they document (core/ops/quantized.h),
 # written with torch's own integer and float32 ops (PyTorch's quantized engine rounds its own way).
 QSCALE, QZP = 0.25, 128  # a power-of-two scale: x / scale is exact, so both sides round alike
 
@@ -191,7 +191,7 @@ KERNEL_SAMPLES = {
     "cumsum": (lambda m, x: (x.cumsum(1), m.cumsum(x, 0)), [(4, 5)], None),
     "cumprod": (lambda m, x: (x.cumprod(1), m.cumprod(x, 0)), [(4, 5)], None),
     "sort": (lambda m, x: (x.sort(1)[0], x.sort(0, descending=True)[0]), [(4, 5)], None),
-    # rnn: the fused steps, through torch's cell functions (two GEMMs, then the fused kernel)
+    # The fused recurrent steps, through torch's cell functions (two GEMMs, then the fused kernel)
     "lstm_cell": (lambda m, x, h, c, wi, wh, bi, bh: m.lstm_cell(x, (h, c), wi, wh, bi, bh),
                   [(3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,)], None),
     "gru_cell": (lambda m, x, h, wi, wh, bi, bh: m.gru_cell(x, h, wi, wh, bi, bh),
