@@ -33,3 +33,16 @@ kaiming_uniform_ = _skip_empty(_nn.kaiming_uniform_)
 kaiming_normal_ = _skip_empty(_nn.kaiming_normal_)
 calculate_gain = _nn.calculate_gain
 _calculate_fan_in_and_fan_out = _nn.calculate_fan_in_and_fan_out
+
+
+def _fan_in_uniform_(weight, bias):
+    """How Linear and the convolutions initialise (PyTorch's reset_parameters for both, and
+    nn::init::fan_in_uniform_ in C++): the weight Kaiming-uniform with a = sqrt(5), the bias
+    uniform in +-1/sqrt(fan_in)."""
+    import math
+
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

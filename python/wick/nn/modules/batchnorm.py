@@ -10,13 +10,18 @@ from wick.nn.parameter import Parameter
 from wick.nn.modules import _args
 
 
-class _BatchNorm(Module):
-    _expected_dims = ()
+class _NormBase(Module):
+    """The parameters and running statistics that batch and instance norm share (PyTorch's
+    _NormBase): an affine weight and bias, and running mean, variance and batch count when
+    tracked. Subclasses set the defaults and the smallest num_features they accept."""
+
+    _min_features = 0
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None):
         super().__init__()
-        self.num_features = _args.size(type(self).__name__, "num_features", num_features)
+        self.num_features = _args.size(type(self).__name__, "num_features", num_features,
+                                       self._min_features)
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
@@ -52,6 +57,14 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
             init.zeros_(self.bias)
 
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _expected_dims = ()
+
     def forward(self, input):
         return self._normalize(input, F.batch_norm)
 
@@ -75,11 +88,6 @@ class _BatchNorm(Module):
         return batch_norm(input, self.running_mean if track else None,
                           self.running_var if track else None, self.weight, self.bias,
                           use_batch_stats, factor, self.eps, **fused)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
-
 
 class BatchNorm1d(_BatchNorm):
     _expected_dims = (2, 3)

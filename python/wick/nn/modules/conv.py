@@ -7,8 +7,6 @@ Note [two convolution constructors]: Conv2d has a constructor of its own, the si
 follows PyTorch's _ConvNd (padding modes, output_padding, the transposed weight layout). Both
 initialise as _ConvNd does, so state_dicts and seeded initialisations match PyTorch's."""
 
-import math
-
 import wick
 from wick.nn import functional as F
 from wick.nn import init
@@ -58,11 +56,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, input):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
@@ -128,12 +122,7 @@ class _ConvBase(Module):
     def reset_parameters(self):
         # PyTorch's _ConvNd: fan_in comes from the weight's dim 1 and kernel, for the
         # transposed convolution too.
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._fan_in_uniform_(self.weight, self.bias)
 
     def extra_repr(self):
         n = len(self.kernel_size)

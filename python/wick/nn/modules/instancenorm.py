@@ -4,40 +4,16 @@ statistics."""
 
 import warnings
 
-import wick
 from wick.nn import functional as F
-from wick.nn.modules import _args
-from wick.nn.modules.module import Module
-from wick.nn.parameter import Parameter
+from wick.nn.modules.batchnorm import _NormBase
 
 
-class InstanceNorm2d(Module):
+class InstanceNorm2d(_NormBase):
+    _min_features = 1
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None):
-        super().__init__()
-        num_features = _args.size("InstanceNorm2d", "num_features", num_features, 1)
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(wick.ones(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(wick.zeros(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", wick.zeros(num_features, device=device,
-                                                             dtype=dtype))
-            self.register_buffer("running_var", wick.ones(num_features, device=device,
-                                                           dtype=dtype))
-            self.register_buffer("num_batches_tracked", wick.tensor(0, dtype=wick.long,
-                                                                     device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, input):
         if input.dim() not in (3, 4):
@@ -59,7 +35,3 @@ class InstanceNorm2d(Module):
         y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             use_input_stats, self.momentum, self.eps)
         return y if batched else y.squeeze(0)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")

@@ -1,8 +1,6 @@
 """Identity, Linear and NonDynamicallyQuantizableLinear (torch.nn.modules.linear): y = x W^T + b,
 the math is F.linear, in C++."""
 
-import math
-
 import wick
 from wick.nn import functional as F
 from wick.nn import init
@@ -35,10 +33,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
