@@ -182,19 +182,19 @@ std::string Embedding::extra_repr() const {
 }
 
 EmbeddingBag::EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim, std::string mode,
-                           bool include_last_offset, int64_t padding_idx)
+                           bool include_last_offset, std::optional<int64_t> padding_idx)
     : Module("EmbeddingBag"),
       num_embeddings_(num_embeddings),
       embedding_dim_(embedding_dim),
-      padding_idx_(padding_idx < 0 && padding_idx >= -num_embeddings ? padding_idx + num_embeddings
-                                                                     : padding_idx),
       mode_(std::move(mode)),
       include_last_offset_(include_last_offset) {
   check_value(num_embeddings > 0 && embedding_dim > 0, "EmbeddingBag",
               "sizes must be positive; got num_embeddings=", num_embeddings,
               ", embedding_dim=", embedding_dim);
-  check_value(padding_idx_ < num_embeddings, "EmbeddingBag", "padding_idx ", padding_idx,
-              " must be within num_embeddings (", num_embeddings, ")");
+  int64_t pad = padding_idx.value_or(-1);
+  check_value(!padding_idx || (pad >= -num_embeddings && pad < num_embeddings), "EmbeddingBag",
+              "padding_idx ", pad, " must be within num_embeddings (", num_embeddings, ")");
+  padding_idx_ = !padding_idx ? -1 : pad < 0 ? pad + num_embeddings : pad;
   check_value(mode_ == "sum" || mode_ == "mean" || mode_ == "max", "EmbeddingBag",
               "mode has to be one of sum, mean or max; got '", mode_, "'");
   weight = embedding_weight(*this, num_embeddings, embedding_dim, padding_idx_);

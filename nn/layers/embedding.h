@@ -47,11 +47,12 @@ class Embedding : public Module {
   int64_t padding_idx_;  // -1: none
 };
 
-// weight as Embedding's; padding_idx -1 means none.
+// weight as Embedding's; padding_idx as Embedding's: none by default, a negative one counts from
+// the end (so -1 is the last row, as in PyTorch, not "none").
 class EmbeddingBag : public Module {
  public:
   EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim, std::string mode = "mean",
-               bool include_last_offset = false, int64_t padding_idx = -1);
+               bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt);
   Tensor forward(const Tensor& input, const Tensor& offsets,
                  const Tensor& per_sample_weights = Tensor());
   Tensor forward(const Tensor& input) override;  // 2-D input: fixed-length bags
@@ -59,7 +60,7 @@ class EmbeddingBag : public Module {
   Tensor weight;
 
  private:
-  int64_t num_embeddings_, embedding_dim_, padding_idx_;
+  int64_t num_embeddings_, embedding_dim_, padding_idx_;  // -1: none
   std::string mode_;
   bool include_last_offset_;
 };
