@@ -16,7 +16,8 @@ import wick.nn.quantized as nnq
 import wick.quantization as wq
 from wick.utils.data import DataLoader, TensorDataset
 
-from torch_quantization import FixedTorchHistogramObserver, tobs, tq  # noqa: E402
+from torch_quantization import (  # noqa: E402
+    TORCH_INT8_EXACT, WEIGHT_QMAX, WEIGHT_QMIN, FixedTorchHistogramObserver, tobs, tq)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Please use quant_min and quant_max")
 
@@ -325,8 +326,13 @@ def test_converted_model_matches_pytorch(observer):
         w_act, t_act = wq.HistogramObserver, FixedTorchHistogramObserver
     else:
         w_act, t_act = wq.MinMaxObserver, tobs.MinMaxObserver
-    model.qconfig = wq.QConfig(activation=w_act, weight=wq.default_per_channel_weight_observer)
-    tmodel.qconfig = tq.QConfig(activation=t_act, weight=tq.default_per_channel_weight_observer)
+    w_weight = wq.default_per_channel_weight_observer
+    t_weight = tq.default_per_channel_weight_observer
+    if not TORCH_INT8_EXACT:  # Note [PyTorch's int8 reference without VNNI]: 7-bit weights
+        w_weight = w_weight.with_args(quant_min=WEIGHT_QMIN, quant_max=WEIGHT_QMAX)
+        t_weight = t_weight.with_args(quant_min=WEIGHT_QMIN, quant_max=WEIGHT_QMAX)
+    model.qconfig = wq.QConfig(activation=w_act, weight=w_weight)
+    tmodel.qconfig = tq.QConfig(activation=t_act, weight=t_weight)
     pairs = [["conv1", "relu1"], ["fc1", "relu3"]]
     prepared = wq.prepare(wq.fuse_modules(model, pairs))
     old_engine = torch.backends.quantized.engine

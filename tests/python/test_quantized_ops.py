@@ -12,6 +12,7 @@ import pytest
 import wick
 from wick import _C
 from reference import needs_torch, torch
+from torch_quantization import torch_safe_weights
 
 Q = _C._quantized
 
@@ -171,6 +172,7 @@ def test_linear_matches_pytorch(backend, relu):
     import torch.nn.intrinsic.quantized as nniq  # torch 1.13: not yet under torch.ao
     rng = np.random.default_rng(3)
     x, w, w_scale, bias = random_case(rng, 16, 96, 24)
+    w = torch_safe_weights(w)
     in_scale, in_zp, out_scale, out_zp = 0.02, 120, 0.4, 64
     layer = (nniq.LinearReLU if relu else nnq.Linear)(96, 24)
     layer.set_weight_bias(torch_weight(w, w_scale), torch.tensor(bias))
@@ -198,7 +200,7 @@ def test_conv2d_matches_pytorch(backend, cfg):
     rng = np.random.default_rng(cfg["o"])
     c, o, k, groups = cfg["c"], cfg["o"], cfg["k"], cfg["groups"]
     x = rng.integers(0, 256, (3, c, 11, 10), dtype=np.uint8)
-    w = rng.integers(-128, 128, (o, c // groups, k, k), dtype=np.int8)
+    w = torch_safe_weights(rng.integers(-128, 128, (o, c // groups, k, k), dtype=np.int8))
     w_scale = rng.uniform(0.005, 0.03, o).astype(np.float32)
     bias = rng.uniform(-2, 2, o).astype(np.float32)
     in_scale, in_zp, out_zp = 0.03, 17, 70

@@ -43,3 +43,35 @@ if torch is not None:
             self.max_val.detach_().resize_(combined_max.shape)
             self.max_val.copy_(combined_max)
             return x_orig
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# Note [PyTorch's int8 reference without VNNI]
+# Without VNNI (a Zen 3, or an x86 before Cascade Lake), PyTorch's x86 int8 kernels (oneDNN and
+# FBGEMM) multiply uint8 by int8 with vpmaddubsw, which saturates each pair's sum to int16:
+# 255 * -128 * 2 does not fit, so their outputs are off by many steps where wick's are exact
+# (checked against the int64 formula in test_quantized_ops.py). This is why PyTorch advises
+# reduce_range on such processors. There the comparisons with PyTorch use 7-bit weights, whose
+# pair sums fit, so both sides compute the exact result and still meet. A symmetric observer gets
+# [-63, 63] rather than [-64, 63]: its scale is then max|w| / 63, and the largest weight lands on
+# 63 exactly instead of on a rounding tie at 63.5 that float32 and float64 break differently.
+TORCH_INT8_EXACT = bool(_cpu_flags() & {"avx512_vnni", "avx_vnni", "amx_int8"})
+WEIGHT_QMIN, WEIGHT_QMAX = (-128, 127) if TORCH_INT8_EXACT else (-63, 63)
+
+
+def torch_safe_weights(w):
+    """int8 weights PyTorch's kernels multiply without saturating on this processor: as they are
+    with VNNI, halved without (Note [PyTorch's int8 reference without VNNI])."""
+    import numpy as np
+
+    return w if TORCH_INT8_EXACT else (w.astype(np.int16) // 2).astype(np.int8)
