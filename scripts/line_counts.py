@@ -30,7 +30,7 @@ SHELL = (".sh",)
 # (layer, folder, what it holds, extensions). A folder's files are those under it that no later
 # or earlier row claims with a longer folder name. "python/*" is python/ without python/wick.
 ROWS = [
-    ("core", "core", "tensors, storage, dtypes, dispatch, grad mode, backends", CPP),
+    ("core", "core", "tensors, storage, dtypes, dispatch, grad mode, backend hooks", CPP),
     ("core", "core/memory", "allocators, the simulated device, traces", CPP),
     ("core", "core/cpu", "the CPU kernels", CPP),
     ("ops <-> autograd", "core/ops", "the op table, the op front functions", CPP),
@@ -44,6 +44,7 @@ ROWS = [
     ("nn, data", "data", "datasets, the DataLoader, record files", CPP),
     ("jit", "jit", "static graphs, ONNX export", CPP),
     ("distributed", "distributed", "process groups, DDP", CPP),
+    ("envreport", "envreport", "the environment report (wick_env, collect_env)", CPP),
     ("python", "python/*", "the bindings: the wick._C extension", CPP),
     ("python", "python/wick", "the Python package", PY),
     ("users", "tools", "command-line tools", CPP + PY),
