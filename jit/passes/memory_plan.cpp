@@ -46,6 +46,9 @@ MemoryPlan plan_memory(const Graph& g) {
   for (size_t b = 0; b < n; ++b) {
     const Value& v = g.values[b];
     if (v.is_leaf() || v.base != v.id || plan.first[b] < 0 || is_output_storage[b]) continue;
+    // An empty value (a batch of 0) has no bytes to place; it gets its own empty storage at
+    // run time. Placing it would hand an empty arena to every view of it.
+    if (v.nbytes() == 0) continue;
     if (plan.arena_value < 0) plan.arena_value = v.id;
     if (v.device != g.value(plan.arena_value).device) continue;
     buffers.push_back(static_cast<int>(b));
