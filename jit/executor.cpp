@@ -210,6 +210,18 @@ void Executor::bind_leaf(const Value& v, const Tensor& t, const char* what) {
   env_[static_cast<size_t>(v.id)] = t;
 }
 
+std::string Executor::stale_parameter() const {
+  for (int p : graph_->params) {
+    const Value& v = graph_->value(p);
+    const Tensor& t = env_[static_cast<size_t>(p)];
+    if (t.dtype() != v.dtype || t.device() != v.device || t.shape() != v.shape ||
+        t.strides() != v.strides) {
+      return v.name;
+    }
+  }
+  return "";
+}
+
 Tensor Executor::allocate(const Value& v) {
   if (options_.plan_memory && planned_[static_cast<size_t>(v.id)].defined()) {
     return planned_[static_cast<size_t>(v.id)];

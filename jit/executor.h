@@ -45,6 +45,11 @@ class Executor {
   // (count, shape, strides) and wick::TypeError when a dtype or device differs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
 
+  // The name of the first bound parameter whose layout (shape, strides, dtype, device) is no
+  // longer the traced one - its data was replaced in place (set_data, Module.to()) - or "" when
+  // all still fit. Replaying over it would read the new bytes with the old layout.
+  std::string stale_parameter() const;
+
   const Graph& graph() const { return *graph_; }
   const MemoryPlan& memory_plan() const { return plan_; }
   bool planned() const { return options_.plan_memory; }

@@ -95,6 +95,9 @@ class Graph {
   std::vector<int> inputs;  // the graph's inputs, in call order
   std::vector<int> params;  // the named parameters and buffers it reads
   std::vector<int> outputs;
+  // Values the traced run read to the host ("bool(t) at model.py:12"): what the program did with
+  // them is not in the graph, so a graph with any is not replayed (Note [graph breaks]).
+  std::vector<std::string> host_reads;
 
   Value& value(int id) { return values.at(static_cast<size_t>(id)); }
   const Value& value(int id) const { return values.at(static_cast<size_t>(id)); }

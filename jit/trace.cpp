@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/generator.h"
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/op_table.h"
 #include "core/tensor_impl.h"
 #include "nn/module.h"
@@ -20,9 +21,13 @@ namespace {
 // argument is identified by its TensorImpl, else by its Storage: a new layout on a known storage
 // is a view node; an unknown storage is a fresh output when the kernel writes it and a captured
 // constant when it only reads it.
-class Tracer : public DispatchObserver {
+class Tracer : public DispatchObserver, public HostReadObserver {
  public:
   explicit Tracer(Graph& g) : g_(g) {}
+
+  void on_host_read(const std::string& what, const std::string& where) override {
+    g_.host_reads.push_back(where.empty() ? what : what + " at " + where);
+  }
 
   int add_leaf(const Tensor& t, ValueKind kind, const std::string& name) {
     Value v = layout_of(t);
@@ -218,6 +223,7 @@ std::shared_ptr<Graph> trace(const TracedFunction& fn, const std::vector<Tensor>
   std::vector<Tensor> outputs;
   {
     DispatchObserverGuard observe(&tracer);
+    HostReadObserverGuard reads(&tracer);  // Note [host reads]
     outputs = fn(example_inputs);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "python/bind_common.h"
+#include "python/host_read.h"
 
 namespace wick::python {
 
@@ -250,6 +251,7 @@ Tensor tensor_from_numpy(py::array array) {
 }
 
 py::array tensor_to_numpy(const Tensor& t, bool force) {
+  note_host_read_from_python("numpy()");
   Tensor source = t;
   if (force) source = t.detach().cpu();
   if (t.requires_grad() && !force) {

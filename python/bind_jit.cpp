@@ -44,6 +44,12 @@ jit::CompileOptions options_from(const py::dict& d) {
       check_value(o.warmup >= 0, "wick.compile", "warmup must be >= 0; got ", o.warmup);
       continue;
     }
+    if (key == "cache_size_limit") {
+      o.cache_size_limit = item.second.cast<int>();
+      check_value(o.cache_size_limit >= 1, "wick.compile", "cache_size_limit must be >= 1; got ",
+                  o.cache_size_limit);
+      continue;
+    }
     bool value = item.second.cast<bool>();
     if (key == "dead_code")
       o.dead_code = value;
@@ -67,6 +73,8 @@ jit::CompileOptions options_from(const py::dict& d) {
       o.winograd = value;
     else if (key == "cuda_graph")
       o.cuda_graph = value;
+    else if (key == "fullgraph")
+      o.fullgraph = value;
     else
       check_value(false, "wick.compile", "unknown option '", key, "'");
   }
@@ -126,6 +134,7 @@ void init_jit(py::module_& root) {
       .def("__str__", &Graph::str)
       .def("dot", &Graph::dot, py::arg("title") = "graph")
       .def("copy", [](const Graph& g) { return std::make_shared<Graph>(g); })
+      .def_readonly("host_reads", &Graph::host_reads)  // Note [host reads]
       // The CUDA C++ NVRTC compiles for each fused node on a GPU, whatever the graph's device
       // (Note [fused chains compiled at run time]).
       .def("cuda_sources",
@@ -250,19 +259,24 @@ void init_jit(py::module_& root) {
                              [](const jit::Executor& e) { return plan_dict(e.memory_plan()); });
 
   py::class_<jit::CompiledFunction>(m, "CompiledFunction")
-      .def(py::init([](const py::function& fn, const py::function& params, const py::dict& opts) {
+      .def(py::init([](const py::function& fn, const py::function& params, const py::dict& opts,
+                       const py::object& state) {
              // The Python callables are held by the C++ object and called with the GIL held
-             // (only while tracing).
+             // (params and state on every call, fn while tracing or running eagerly).
              jit::TracedFunction call = [fn](const std::vector<Tensor>& xs) {
                return fn(xs).cast<std::vector<Tensor>>();
              };
              std::function<NamedTensors()> get = [params] { return params().cast<NamedTensors>(); };
-             return std::make_unique<jit::CompiledFunction>(call, get, options_from(opts));
+             std::function<std::string()> guard;
+             if (!state.is_none()) guard = [state] { return state().cast<std::string>(); };
+             return std::make_unique<jit::CompiledFunction>(call, get, options_from(opts), guard);
            }),
-           py::arg("fn"), py::arg("params"), py::arg("options"))
+           py::arg("fn"), py::arg("params"), py::arg("options"), py::arg("state") = py::none())
       .def("__call__", &jit::CompiledFunction::operator(), py::arg("inputs"))
       .def_property_readonly("traces", &jit::CompiledFunction::traces)
       .def_property_readonly("retraces", &jit::CompiledFunction::retraces)
+      .def_property_readonly("graph_breaks", &jit::CompiledFunction::graph_breaks)
+      .def_property_readonly("eager_calls", &jit::CompiledFunction::eager_calls)
       .def_property_readonly("log", &jit::CompiledFunction::log)
       .def_property_readonly(
           "graph",

@@ -17,6 +17,7 @@
 #include "autograd/meta.h"
 #include "cuda/api.h"
 #include "python/bind_common.h"
+#include "python/host_read.h"
 
 namespace wick::python {
 
@@ -271,8 +272,15 @@ void init_tensor(py::module_& m) {
       .def("bool", [](const Tensor& t) { return t.to(kBool); })
       .def("contiguous", [](const Tensor& t, py::kwargs) { return t.contiguous(); })
       .def("clone", [](const Tensor& t, py::kwargs) { return t.clone(); })
-      .def("item", [](const Tensor& t) { return scalar_to_python(t); })
-      .def("tolist", &tolist);
+      .def("item",
+           [](const Tensor& t) {
+             note_host_read_from_python("item()");
+             return scalar_to_python(t);
+           })
+      .def("tolist", [](const Tensor& t) {
+        note_host_read_from_python("tolist()");
+        return tolist(t);
+      });
 
   // ---- Python protocols ----
   cls.def("__repr__", &tensor_repr)
@@ -281,14 +289,24 @@ void init_tensor(py::module_& m) {
            [](const Tensor& t) {
              check_state(t.numel() == 1, "bool",
                          "the boolean value of a tensor with more than one value is ambiguous");
+             note_host_read_from_python("bool(t)");
              return t.item().to<bool>();
            })
-      .def("__float__", [](const Tensor& t) { return t.item().to_double(); })
-      .def("__int__", [](const Tensor& t) { return t.item().to<int64_t>(); })
+      .def("__float__",
+           [](const Tensor& t) {
+             note_host_read_from_python("float(t)");
+             return t.item().to_double();
+           })
+      .def("__int__",
+           [](const Tensor& t) {
+             note_host_read_from_python("int(t)");
+             return t.item().to<int64_t>();
+           })
       .def("__index__",
            [](const Tensor& t) {
              check_type(!t.is_floating_point() && t.dtype() != kBool && t.numel() == 1, "index",
                         "only integer tensors of a single element can be converted to an index");
+             note_host_read_from_python("an index");
              return t.item().to_int();
            })
       .def("__len__",

@@ -111,6 +111,26 @@ TEST(JitCompile, RetracesOnNewShapeOrDtypeAndCountsIt) {
   std::cout << f.log();
 }
 
+TEST(JitCompile, GuardsTheTrainingFlag) {
+  manual_seed(5);
+  auto drop = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(8, 8), std::make_shared<nn::Dropout>(0.5)});
+  jit::CompiledFunction f = jit::compile(drop);
+  Tensor x = ones({4, 8});
+  NoGradGuard no_grad;
+  f({x});
+  drop->eval();
+  expect_equal(f({x})[0], (*drop)(x));  // no dropout mask replayed after eval()
+  EXPECT_EQ(f.retraces(), 1);
+  EXPECT_NE(f.log().find("training of module '(root)'=off"), std::string::npos) << f.log();
+}
+
+TEST(JitCompile, ZeroSizeValuesWithTheMemoryPlan) {
+  jit::CompiledFunction f(
+      [](const std::vector<Tensor>& xs) { return std::vector<Tensor>{(xs[0] + 1.0).sum()}; }, {});
+  for (int i = 0; i < 3; ++i) expect_equal(f({ones({0})})[0], zeros({}));
+}
+
 TEST(JitCompile, ResNet20InferenceMatchesEager) {
   manual_seed(4);
   auto model = models::resnet20();

@@ -6,10 +6,16 @@ and replays the graph from C++ on every later call, tracing again for a new shap
 (counted in ``retraces``, torch.compile's recompiles). docs/static_graphs.md has the design.
 
 What a trace cannot see is frozen at the traced values: Python control flow, numbers read with
-``.item()``, shapes computed in Python. Dropout in training mode draws random numbers and is
-refused; trace in eval mode.
+``.item()``, shapes computed in Python. ``trace`` warns (TracerWarning) when the traced run read
+a tensor's value into Python; ``compile`` guards against it instead: such a call runs eagerly (a
+graph break, listed in ``graph_breaks``) or, with ``fullgraph=True``, raises. Compiled graphs are
+also guarded by grad mode, autocast, every module's training flag and the identity of every
+parameter and buffer (Note [guards and retracing] in jit/compile.h).
 """
+import warnings
+
 from wick import _C
+from wick.nn.modules import module as _module_tree
 
 _jit = _C._jit
 
@@ -19,6 +25,10 @@ DispatchCounter = _jit.DispatchCounter
 _OPTIONS = ("dead_code", "common_subexpressions", "constant_folding", "freeze", "fold_conv_bn",
             "fuse", "conv_epilogue", "plan_memory", "prepack_weights", "winograd",
             "cuda_graph")
+
+
+class TracerWarning(Warning):
+    """A trace that may not generalise: it read a tensor's value into Python (torch.jit's name)."""
 
 
 def _as_list(inputs):
@@ -38,6 +48,24 @@ def _outputs(result):
         return list(result), False
     raise TypeError("wick.jit: the traced function must return a Tensor or a tuple of Tensors; "
                     f"got {type(result).__name__}")
+
+
+def _module_state(model):
+    """The module's part of the guard key (Note [guards and retracing] in jit/compile.h): every
+    module's training flag and the identity of every parameter and buffer, as "name=value;"
+    entries, walked again only when a module changed (Note [the module-state epoch])."""
+    seen = {"epoch": None, "state": ""}
+
+    def state():
+        epoch = _module_tree._state_epoch
+        if epoch != seen["epoch"]:
+            flags = "".join(f"training of module '{name or '(root)'}'="
+                            f"{'on' if m.training else 'off'};" for name, m in model.named_modules())
+            ids = "".join(f"parameter {name}={id(t):#x};" for name, t in _named_tensors(model))
+            seen["epoch"], seen["state"] = epoch, flags + ids
+        return seen["state"]
+
+    return state
 
 
 def _named_tensors(model):
@@ -86,6 +114,10 @@ def trace(model, example_inputs):
     call = _Call(model)
     params = _named_tensors(model)
     graph = _jit.trace(call, inputs, params)
+    for read in graph.host_reads:
+        warnings.warn(f"wick.jit.trace: the traced run read a tensor's value into Python ({read}); "
+                      "the trace replays this run's use of it for every input",
+                      TracerWarning, stacklevel=2)
     return TracedModule(model, graph, params, call.single)
 
 
@@ -95,11 +127,37 @@ class CompiledModule:
     def __init__(self, model, options):
         self.model = model
         self._call = _Call(model)
-        self._compiled = _jit.CompiledFunction(self._call, lambda: _named_tensors(model), options)
+        state = _module_state(model) if isinstance(model, _module_tree.Module) else None
+        self._compiled = _jit.CompiledFunction(self._call, lambda: _named_tensors(model), options,
+                                               state)
+        self._traces_seen = 0
+        self._breaks_reported = 0
 
     def __call__(self, *inputs):
         out = self._compiled(_as_list(inputs))
+        if self._compiled.traces != self._traces_seen:  # a trace may have found a graph break
+            self._traces_seen = self._compiled.traces
+            self._report_breaks()
         return out[0] if self._call.single else tuple(out)
+
+    def _report_breaks(self):
+        breaks = self._compiled.graph_breaks
+        for read in breaks[self._breaks_reported:]:
+            warnings.warn(f"wick.compile: graph break: the traced call read a tensor's value into "
+                          f"Python ({read}); calls with these inputs run eagerly",
+                          stacklevel=3)
+        self._breaks_reported = len(breaks)
+
+    @property
+    def graph_breaks(self):
+        """Why calls run eagerly: each trace that read a tensor's value into Python, with the line
+        (Note [graph breaks] in jit/compile.cpp)."""
+        return list(self._compiled.graph_breaks)
+
+    @property
+    def eager_calls(self):
+        """Calls that ran eagerly after a graph break or with the cache full."""
+        return self._compiled.eager_calls
 
     @property
     def traces(self):
@@ -107,7 +165,9 @@ class CompiledModule:
 
     @property
     def retraces(self):
-        """How many times a call with a new shape, stride or dtype traced again."""
+        """How many times a call traced again because a guard failed: a new shape, stride, dtype
+        or device, grad mode, autocast, a module's training flag, a replaced parameter or buffer
+        (``log`` names the guard)."""
         return self._compiled.retraces
 
     @property
@@ -142,7 +202,8 @@ class CompiledModule:
         return self._compiled.convolutions
 
 
-def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **passes):
+def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, fullgraph=False,
+            cache_size_limit=8, **passes):
     """wick.compile(model): a callable that runs model's graph, traced and optimised.
 
     freeze=True (inference) turns parameters into constants so that constant folding and
@@ -166,10 +227,23 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     Python; pass warmup=1 so that the first step (which creates the optimizer's state) runs
     eagerly and the second is traced. Adam's step count is a tensor that the replay increments,
     so each step gets its own bias correction, as with PyTorch's ``capturable=True``. The learning
-    rate is fixed at its traced value and a replay does not assign ``.grad``."""
+    rate is fixed at its traced value and a replay does not assign ``.grad``.
+
+    Guards: a call traces again when its inputs' shapes, strides, dtypes or devices, grad mode,
+    autocast, a module's training flag (``model.eval()``) or a parameter or buffer object differ
+    from every earlier trace's; ``retraces`` counts it and ``log`` names the guard. Up to
+    cache_size_limit traces are kept; later new guards run eagerly. A traced call that reads a
+    tensor's value into Python (``if t.sum() > 0``, ``.item()``, ``float(t)``) would freeze that
+    choice: its inputs run eagerly from then on, with a warning naming the line
+    (``graph_breaks``), or, with ``fullgraph=True``, it raises RuntimeError."""
     if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
         raise ValueError(f"wick.compile: warmup must be an int >= 0; got {warmup!r}")
-    options = {"freeze": freeze, "fuse": fuse, "plan_memory": plan_memory, "warmup": warmup}
+    if not isinstance(cache_size_limit, int) or isinstance(cache_size_limit, bool) \
+            or cache_size_limit < 1:
+        raise ValueError(f"wick.compile: cache_size_limit must be an int >= 1; "
+                         f"got {cache_size_limit!r}")
+    options = {"freeze": freeze, "fuse": fuse, "plan_memory": plan_memory, "warmup": warmup,
+               "fullgraph": bool(fullgraph), "cache_size_limit": cache_size_limit}
     for name, value in passes.items():
         if name not in _OPTIONS:
             raise TypeError(f"wick.compile() got an unexpected keyword argument '{name}'")
@@ -179,4 +253,5 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, **pas
     return CompiledModule(model, options)
 
 
-__all__ = ["trace", "compile", "TracedModule", "CompiledModule", "Graph", "DispatchCounter"]
+__all__ = ["trace", "compile", "TracedModule", "CompiledModule", "Graph", "DispatchCounter",
+           "TracerWarning"]

@@ -18,6 +18,20 @@ _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_
 # None otherwise, which costs a module call one global lookup.
 _memory_scope = None
 
+# Note [the module-state epoch]
+# wick.compile guards every module's training flag and the identity of every parameter and buffer
+# (Note [guards and retracing] in jit/compile.h). Walking the tree on each call would cost more
+# than a small compiled model's replay, so every change those guards watch - assigning or
+# deleting a parameter, buffer or submodule, train()/eval(), to() - bumps this counter, and the
+# guard walks the tree again only when it moved. Editing `_parameters` or `_modules` directly
+# bypasses it, as it bypasses every other check of this class.
+_state_epoch = 0
+
+
+def _bump_state_epoch():
+    global _state_epoch
+    _state_epoch += 1
+
 
 class _RemovableHandle:
     def __init__(self, hooks, key):
@@ -104,6 +118,7 @@ class Module:
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (wick.nn.Parameter or None required)")
         self._parameters[name] = param
+        _bump_state_epoch()
 
     def register_buffer(self, name, tensor, persistent=True):
         self._check_name("buffer", name)
@@ -113,6 +128,7 @@ class Module:
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (wick.Tensor or None required)")
         self._buffers[name] = tensor
+        _bump_state_epoch()
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -125,6 +141,7 @@ class Module:
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
+        _bump_state_epoch()
 
     register_module = add_module
 
@@ -138,6 +155,9 @@ class Module:
 
     def __setattr__(self, name, value):
         params = self.__dict__.get("_parameters")
+        if params is not None and (name == "training" or name in params or isinstance(
+                value, (_C.Tensor, Module)) or name in self._modules or name in self._buffers):
+            _bump_state_epoch()  # Note [the module-state epoch]
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
@@ -180,6 +200,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        _bump_state_epoch()
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
@@ -253,6 +274,7 @@ class Module:
             raise ValueError("training mode is expected to be boolean")
         for module in self.modules():
             object.__setattr__(module, "training", mode)
+        _bump_state_epoch()
         return self
 
     def eval(self):
@@ -284,6 +306,7 @@ class Module:
     def _apply_tensors(self, convert):
         """convert(tensor) for every parameter (in place: `param.data = ...` keeps the Parameter
         object, so optimizers built earlier still hold it), gradient and buffer."""
+        _bump_state_epoch()  # new layouts: a compiled graph must retrace
         with wick.no_grad():
             for module in self.modules():
                 for p in module._parameters.values():
