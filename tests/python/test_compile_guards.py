@@ -68,6 +68,24 @@ def test_a_model_on_a_batch_of_zero():
         close(compiled(x), model(x), tol=1e-5)
 
 
+@pytest.mark.parametrize("compile", [True, False], ids=["compiled", "eager"])
+def test_an_imported_onnx_model_on_a_batch_of_zero(compile):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    import wick.onnx
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
+    one = helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])
+    nodes = [helper.make_node("Add", ["x", "one"], ["a"]),
+             helper.make_node("ReduceMean", ["a"], ["y"], axes=[1], keepdims=0)]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [one]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    run = wick.onnx.load(model, compile=compile)
+    close(run(wick.ones(2, 3)), wick.full((2,), 2.0))
+    for _ in range(2):
+        assert tuple(run(wick.ones(0, 3)).shape) == (0,)
+
+
 # ---- guards -----------------------------------------------------------------------------------
 
 def test_eval_after_compiling_in_training_mode_retraces_without_dropout():
