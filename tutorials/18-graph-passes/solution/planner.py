@@ -28,7 +28,7 @@ def lifetimes(graph):
     """{base id: (first, last)} for every storage to plan: first is the index of the node that
     writes it (its first "write"), last the index of the last node whose params name any value
     on that storage (any role). Leaves' storages and the outputs' storages are left out, and so
-    are storages no node writes."""
+    are storages no node writes and empty ones (0 bytes: a batch of 0 has nothing to place)."""
     values = graph.values
     # BEGIN SOLUTION: one pass over the nodes; a param's storage is values[p]["base"]
     first, last = {}, {}
@@ -42,7 +42,8 @@ def lifetimes(graph):
             last[base] = max(last.get(base, index), index)
     returned = {values[o]["base"] for o in graph.outputs}
     return {b: (first[b], last[b]) for b in first
-            if values[b]["kind"] == "internal" and values[b]["base"] == b and b not in returned}
+            if values[b]["kind"] == "internal" and values[b]["base"] == b and b not in returned
+            and values[b]["nbytes"] > 0}
     # END SOLUTION
 
 

@@ -27,7 +27,7 @@ def lifetimes(graph):
     """{base id: (first, last)} for every storage to plan: first is the index of the node that
     writes it (its first "write"), last the index of the last node whose params name any value
     on that storage (any role). Leaves' storages and the outputs' storages are left out, and so
-    are storages no node writes."""
+    are storages no node writes and empty ones (0 bytes: a batch of 0 has nothing to place)."""
     values = graph.values
     # TODO(18): lifetimes: one pass over the nodes; a param's storage is values[p]["base"]
     raise NotImplementedError("lifetimes: one pass over the nodes; a param's storage is values[p][\"base\"]")

@@ -55,8 +55,16 @@ def training_graph():
     return jit.trace(step, [wick.randn(16, 1, 28, 28), wick.randint(0, 10, (16,))], [])
 
 
+def empty_batch_graph():
+    def f(xs):
+        w = wick.ones(64, 32) * 2            # 8 KiB to place
+        a = xs[0].exp()                      # a batch of 0: no bytes, nothing to place
+        return [(a @ w).relu().sum(dim=1), w.sum()]
+    return jit.trace(f, [wick.randn(0, 64)], [])
+
+
 GRAPHS = {"chain": chain_graph, "branch": branch_graph, "training step": training_graph,
-          "resnet20": resnet_graph}
+          "resnet20": resnet_graph, "empty batch": empty_batch_graph}
 
 
 def test_round_up():
