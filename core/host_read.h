@@ -9,10 +9,12 @@
 // replayable (Note [graph breaks] in jit/compile.cpp). Outside a trace the cost is one
 // thread-local load.
 //
-// The reads reported are the Python conversions (python/host_read.h), where a program's
-// data-dependent control flow lives. Tensor::item() in C++ does not report: the library itself
-// reads values there to check its arguments (index bounds, a histogram's range), which a replay
-// skipping is the known cost of tracing, not a choice of the traced program.
+// Who reports: the Python conversions (python/host_read.h), where a program's data-dependent
+// control flow lives, and each place in the library whose read steers what it computes (an
+// output's size from the data, as nonzero and unique have; an optimizer's step count used on
+// the host; GradScaler's inf check). Tensor::item() itself does not: kernels read their scalar
+// arguments with it while they run (a replay runs them too), and front functions read values to
+// check them (an index in range), which is not a choice of the program.
 #pragma once
 
 #include <string>

@@ -18,8 +18,13 @@ std::string guard_key(const std::vector<Tensor>& inputs, const std::string& stat
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     check_value(t.defined(), "jit.compile", "input ", i, " is undefined");
+    // Strides that address nothing (a size-1 dim's, an empty tensor's) are not part of it.
+    Strides strides = t.strides();
+    for (size_t d = 0; d < strides.size(); ++d) {
+      if (t.shape()[d] == 1 || t.numel() == 0) strides[d] = 0;
+    }
     os << "input " << i << "=" << dtype_name(t.dtype()) << " on " << t.device().str() << ", shape "
-       << t.shape() << ", strides " << t.strides() << ";";
+       << t.shape() << ", strides " << strides << ";";
   }
   os << "grad mode=" << (GradMode::is_enabled() ? "on" : "off") << ";";
   for (DeviceType device : {kCPU, kCUDA}) {

@@ -42,6 +42,17 @@ namespace wick::jit {
 // CPU, and graphs whose capture fails, which keep replaying op by op with the reason in
 // cuda_graph_status().
 
+bool same_layout(const Shape& shape, const Strides& a, const Strides& b) {
+  if (a.size() != b.size()) return false;
+  int64_t numel = 1;
+  for (int64_t n : shape) numel *= n;
+  if (numel == 0) return true;  // no element to address
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (shape[d] != 1 && a[d] != b[d]) return false;  // a size-1 dim's stride is never used
+  }
+  return true;
+}
+
 namespace {
 Tensor tensor_on(std::shared_ptr<Storage> storage, const Value& v, int64_t offset) {
   return Tensor(
@@ -204,9 +215,9 @@ void Executor::bind_leaf(const Value& v, const Tensor& t, const char* what) {
   check_type(t.dtype() == v.dtype && t.device() == v.device, "jit.Executor", what, " ", v.name,
              " was traced as ", dtype_name(v.dtype), " on ", v.device.str(), "; got ",
              dtype_name(t.dtype()), " on ", t.device().str());
-  check_value(t.shape() == v.shape && t.strides() == v.strides, "jit.Executor", what, " ", v.name,
-              " was traced with shape ", v.shape, " and strides ", v.strides, "; got shape ",
-              t.shape(), " and strides ", t.strides());
+  check_value(t.shape() == v.shape && same_layout(t.shape(), t.strides(), v.strides),
+              "jit.Executor", what, " ", v.name, " was traced with shape ", v.shape,
+              " and strides ", v.strides, "; got shape ", t.shape(), " and strides ", t.strides());
   env_[static_cast<size_t>(v.id)] = t;
 }
 
@@ -215,7 +226,7 @@ std::string Executor::stale_parameter() const {
     const Value& v = graph_->value(p);
     const Tensor& t = env_[static_cast<size_t>(p)];
     if (t.dtype() != v.dtype || t.device() != v.device || t.shape() != v.shape ||
-        t.strides() != v.strides) {
+        !same_layout(t.shape(), t.strides(), v.strides)) {
       return v.name;
     }
   }

@@ -32,6 +32,10 @@ struct ExecutorOptions {
 
 // One executor runs one call at a time: its environment and its arena are reused by every run
 // (a second thread needs its own executor).
+// Whether strides `a` and `b` address the same elements of a tensor of `shape`: they may differ
+// in dims of size 1 and anywhere when it is empty (torch.compile's guards ignore those too).
+bool same_layout(const Shape& shape, const Strides& a, const Strides& b);
+
 class Executor {
  public:
   // `params` binds the graph's parameter leaves by name (a module's named_parameters() and

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 
 namespace wick::amp {
@@ -52,7 +53,10 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
                  "master weights) under autocast");
       // The sum (accumulated in float64, so finite float32 values cannot overflow it) is finite
       // exactly when every element is: one pass, and no temporary the size of the gradient.
-      if (!state.found_inf) state.found_inf = !std::isfinite(g.sum().item<double>());
+      if (!state.found_inf) {
+        note_host_read("GradScaler's check for inf and NaN");  // Note [host reads]
+        state.found_inf = !std::isfinite(g.sum().item<double>());
+      }
       g.mul_(inverse);
     }
   }

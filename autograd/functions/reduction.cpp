@@ -1,6 +1,7 @@
 #include "autograd/functions/reduction.h"
 
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 
 namespace wick {
@@ -61,6 +62,7 @@ TensorList ScanBackward::apply(const Tensor& grad) {
   bool has_zero;
   {
     NoGradGuard no_grad;
+    note_host_read("prod's backward (its check for zeros)");  // Note [host reads]
     has_zero = (x == 0).to(kInt64).sum().item<int64_t>() > 0;
   }
   // Without zeros, d y_j / d x_k = y_j / x_k: one reversed cumsum.

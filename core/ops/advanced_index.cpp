@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -152,6 +153,7 @@ Shape b_first_shape(const Tensor& x, const Plan& plan) {
 Tensor nonzero(const Tensor& x) {
   detail::check_defined("nonzero", x);
   NoGradGuard no_grad;
+  note_host_read("nonzero");  // its output's shape is the data's (Note [host reads])
   std::vector<uint8_t> flags = (x != 0).to(kUInt8).to_vector<uint8_t>();
   std::vector<int64_t> coords;
   Strides strides = contiguous_strides(x.shape());
@@ -197,6 +199,7 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
   if (!accumulate) {
     // Keep the last write to each position (what a loop of assignments would leave), and clear
     // the written rows of x so that scatter_add puts the values there rather than adding them.
+    note_host_read("index_put_ with repeated indices");
     std::vector<int64_t> positions = lin.cpu().to_vector<int64_t>();
     std::vector<int64_t> last(plan.flat, -1);
     for (size_t i = 0; i < positions.size(); ++i) last[positions[i]] = static_cast<int64_t>(i);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -120,6 +121,7 @@ Tensor repeat_interleave(const Tensor& repeats) {
              "repeats has to be Long or Int tensor; got ", repeats.dtype());
   // The output's size is the sum of the repeats: data-dependent, so the positions are built on
   // the host from the (small) repeats tensor, as PyTorch does before a kernel launch.
+  note_host_read("repeat_interleave's repeats");  // Note [host reads]
   std::vector<int64_t> counts = repeats.detach().cpu().to(kInt64).to_vector<int64_t>();
   std::vector<int64_t> positions;
   for (size_t i = 0; i < counts.size(); ++i) {

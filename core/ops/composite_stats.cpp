@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 #include "core/ops/composite_linalg.h"
 #include "core/ops/composite_shape.h"
@@ -188,6 +189,7 @@ Tensor histc(const Tensor& x, int64_t bins, double min_value, double max_value) 
               ", max=", max_value);
   NoGradGuard no_grad;
   if (min_value == max_value && x.numel() > 0) {
+    note_host_read("histc's range from the data");  // Note [host reads]
     min_value = min(x).item<double>();
     max_value = max(x).item<double>();
   }
@@ -220,6 +222,7 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
   NoGradGuard no_grad;  // not differentiable in PyTorch either
   int64_t size = minlength;
   if (x.numel() > 0) {
+    note_host_read("bincount's size");
     int64_t low = min(x).item<int64_t>();
     check_state(low >= 0, op, "bincount only supports 1-d non-negative integral inputs; got the ",
                 "value ", low);
@@ -243,6 +246,7 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool sorted, bool ret
   // The number of distinct values decides the output's size: grouped on the host.
   Tensor flat = x.reshape(Shape{-1});
   std::vector<int64_t> firsts, inverse, counts;
+  note_host_read("unique");
   if (is_floating(x.dtype())) {
     group_host(flat.cpu().to_vector<double>(), firsts, inverse, counts);
   } else {
@@ -325,6 +329,7 @@ Tensor randperm(int64_t n, const TensorOptions& options, Generator& generator) {
   check_state(n >= 0, "randperm", "n must be non-negative, got ", n);
   // The order of n uniform keys is a uniform permutation; the sort runs on the host, where the
   // keys are drawn so that a seed gives the same permutation on every device.
+  note_host_read("randperm");
   std::vector<double> keys = rand(Shape{n}, TensorOptions(kFloat64), generator).to_vector<double>();
   std::vector<int64_t> order = argsort_host(keys);
   TensorOptions o = options;
@@ -347,6 +352,7 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement,
               num_samples, " samples from ", k, " categories");
   NoGradGuard no_grad;
   Tensor p = probs.reshape(Shape{rows, k}).to(kFloat64);
+  note_host_read("multinomial");
   std::vector<double> host = p.cpu().to_vector<double>();
   check_probabilities(probs, host, rows, k);
   Shape out_shape = probs.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples};

@@ -6,6 +6,7 @@
 #include "autograd/functions/reduction.h"
 #include "core/autocast.h"
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
 
@@ -241,6 +242,7 @@ bool equal(const Tensor& a, const Tensor& b) {
   detail::check_defined("equal", b);
   if (a.shape() != b.shape()) return false;
   NoGradGuard no_grad;
+  note_host_read("equal");  // a bool for the caller's control flow (Note [host reads])
   return a.numel() == 0 || all(eq(a, b)).item<bool>();
 }
 
@@ -254,6 +256,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
   Tensor close = le(abs(x - y), abs(y) * rtol + atol);
   close = logical_or(close, eq(x, y));  // equal infinities are close
   if (equal_nan) close = logical_or(close, logical_and(ne(x, x), ne(y, y)));
+  note_host_read("allclose");
   return close.numel() == 0 || all(close).item<bool>();
 }
 

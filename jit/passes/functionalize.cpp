@@ -36,6 +36,7 @@ int functionalize(Graph& g) {
     Node& n = g.nodes[i];
     if (n.kind != NodeKind::Kernel || n.roles.empty() || n.roles.back() != Role::Update) continue;
     int old = n.params.back();
+    if (old < 0) continue;  // an optional buffer not given (SGD without momentum)
     const Value& ov = g.value(old);
     if (g.value(ov.base).is_leaf() || !whole_contiguous(ov)) continue;
     int version = n.outputs.back();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/dispatch.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 
 namespace wick::optim {
@@ -41,7 +42,12 @@ void init_moments(const Tensor& param, State& state, const char* second) {
   state[second] = zeros_like(param);
 }
 
-double step_count(const State& state) { return state.at("step").item<double>(); }
+// Adamax, NAdam and RAdam compute their corrections on the host (Adam's kernel reads the
+// count itself), so a traced step of theirs breaks the graph (Note [host reads]).
+double step_count(const State& state) {
+  note_host_read("the optimizer's step count");
+  return state.at("step").item<double>();
+}
 
 }  // namespace
 

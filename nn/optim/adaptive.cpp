@@ -1,5 +1,6 @@
 #include "nn/optim/adaptive.h"
 
+#include "core/host_read.h"
 #include "core/ops.h"
 
 namespace wick::optim {
@@ -121,6 +122,7 @@ void Adagrad::init_state(const ParamGroup& group, const Tensor& param, State& st
 void Adagrad::update(const ParamGroup& group, ParamStep& p) {
   double lr = option(group, "lr"), lr_decay = option(group, "lr_decay");
   double eps = option(group, "eps");
+  note_host_read("Adagrad's step count");  // Note [host reads]
   double step = p.state.at("step").item<double>();
   double clr = lr / (1 + (step - 1) * lr_decay);
   Tensor& sum = p.state.at("sum");

@@ -4,14 +4,22 @@
 #include <cmath>
 
 #include "core/grad_mode.h"
+#include "core/host_read.h"
 #include "core/ops.h"
 
 namespace wick::optim {
 
 namespace {
 
-double dot_value(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
-double max_abs(const Tensor& a) { return a.abs().max().item<double>(); }
+// LBFGS steers its line search on the host (Note [host reads]).
+double dot_value(const Tensor& a, const Tensor& b) {
+  note_host_read("LBFGS");
+  return (a * b).sum().item<double>();
+}
+double max_abs(const Tensor& a) {
+  note_host_read("LBFGS");
+  return a.abs().max().item<double>();
+}
 
 // The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to the bounds
 // (by default the interval between the points); their midpoint when the cubic has none.

@@ -250,3 +250,77 @@ def test_module_to_another_dtype_retraces():
         got = compiled(wick.ones(1, 2, dtype=wick.float64))
     assert got.dtype == wick.float64
     assert compiled.retraces == 1
+
+
+# ---- reads inside the library -----------------------------------------------------------------
+
+def _train(opt_name, compiled, clip=None, steps=4):
+    wick.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    opt = getattr(wick.optim, opt_name)(net.parameters(), lr=0.1)
+    x, y = wick.randn(16, 4), wick.randn(16, 2)
+
+    def step(x, y):
+        opt.zero_grad()
+        F.mse_loss(net(x), y).backward()
+        if clip is not None:
+            nn.utils.clip_grad_norm_(net.parameters(), clip)
+        opt.step()
+        return x
+
+    run = wick.compile(step, warmup=1) if compiled else step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(steps):
+            run(x, y)
+    return [p.detach() for p in net.parameters()], run
+
+
+@pytest.mark.parametrize("opt_name", ["NAdam", "RAdam", "Adamax", "Adagrad"])
+def test_optimizers_that_read_their_step_count_on_the_host_are_not_frozen(opt_name):
+    want, _ = _train(opt_name, compiled=False)
+    got, run = _train(opt_name, compiled=True)
+    for g, w in zip(got, want):
+        close(g, w, tol=1e-6)
+    assert any("step count" in b for b in run.graph_breaks), run.graph_breaks
+
+
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
+def test_clipping_stays_in_the_graph_and_replays_each_steps_norm(opt_name):
+    want, _ = _train(opt_name, compiled=False, clip=0.05, steps=5)
+    got, run = _train(opt_name, compiled=True, clip=0.05, steps=5)
+    for g, w in zip(got, want):
+        close(g, w, tol=1e-5)
+    assert run.graph_breaks == [] and run.traces == 1
+
+
+def test_a_data_dependent_shape_breaks_the_graph():
+    compiled = wick.compile(lambda x: x[x > 0] * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        close(compiled(wick.tensor([1.0, -1.0, 2.0])), wick.tensor([2.0, 4.0]))
+    close(compiled(wick.tensor([-1.0, -1.0, 3.0])), wick.tensor([6.0]))
+    assert any("nonzero" in b for b in compiled.graph_breaks)
+
+
+def test_size_one_strides_do_not_matter():
+    compiled = wick.compile(lambda x: x * 2)
+    a = wick.ones(1, 3)
+    b = wick.ones(3, 1).t()  # shape (1, 3), strides (1, 1): the same elements
+    close(compiled(a), wick.full((1, 3), 2.0))
+    close(compiled(b), wick.full((1, 3), 2.0))
+    assert compiled.retraces == 0
+    traced = wick.jit.trace(lambda x: x * 2, (a,))
+    close(traced(b), wick.full((1, 3), 2.0))
+
+
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: wick.jit.trace(5, (wick.ones(1),)), TypeError, "wick.jit.trace"),
+    (lambda: wick.compile(lambda x: x, freeze="yes"), TypeError, "freeze must be a bool"),
+    (lambda: wick.compile(lambda x: x, warmup="1"), TypeError, "warmup must be an int"),
+    (lambda: wick.compile(lambda x: x, warmup=-1), ValueError, "warmup"),
+    (lambda: wick.compile(lambda x: x, fullgraph=1), TypeError, "fullgraph must be a bool"),
+])
+def test_bad_options(call, exc, words):
+    with pytest.raises(exc, match=words):
+        call()

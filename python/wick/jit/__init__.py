@@ -110,6 +110,8 @@ class TracedModule:
 
 def trace(model, example_inputs):
     """wick.jit.trace(model, example_inputs): run the model once and record its graph."""
+    if not callable(model):
+        raise TypeError(f"wick.jit.trace: expected a module or function, got {type(model).__name__}")
     inputs = _as_list(example_inputs)
     call = _Call(model)
     params = _named_tensors(model)
@@ -236,18 +238,21 @@ def compile(model, *, freeze=False, fuse=True, plan_memory=True, warmup=0, fullg
     tensor's value into Python (``if t.sum() > 0``, ``.item()``, ``float(t)``) would freeze that
     choice: its inputs run eagerly from then on, with a warning naming the line
     (``graph_breaks``), or, with ``fullgraph=True``, it raises RuntimeError."""
-    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+    for name, value in (("warmup", warmup), ("cache_size_limit", cache_size_limit)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"wick.compile: {name} must be an int; got {value!r}")
+    if warmup < 0:
         raise ValueError(f"wick.compile: warmup must be an int >= 0; got {warmup!r}")
-    if not isinstance(cache_size_limit, int) or isinstance(cache_size_limit, bool) \
-            or cache_size_limit < 1:
+    if cache_size_limit < 1:
         raise ValueError(f"wick.compile: cache_size_limit must be an int >= 1; "
                          f"got {cache_size_limit!r}")
-    options = {"freeze": freeze, "fuse": fuse, "plan_memory": plan_memory, "warmup": warmup,
-               "fullgraph": bool(fullgraph), "cache_size_limit": cache_size_limit}
-    for name, value in passes.items():
-        if name not in _OPTIONS:
+    flags = dict(passes, freeze=freeze, fuse=fuse, plan_memory=plan_memory, fullgraph=fullgraph)
+    for name, value in flags.items():
+        if name not in _OPTIONS and name != "fullgraph":
             raise TypeError(f"wick.compile() got an unexpected keyword argument '{name}'")
-        options[name] = bool(value)
+        if not isinstance(value, bool):
+            raise TypeError(f"wick.compile: {name} must be a bool; got {value!r}")
+    options = dict(flags, warmup=warmup, cache_size_limit=cache_size_limit)
     if not callable(model):
         raise TypeError(f"wick.compile: expected a module or function, got {type(model).__name__}")
     return CompiledModule(model, options)
