@@ -18,6 +18,7 @@ The framing, the CRC-32C and the Example encoding are C++ (data/records/); a cor
 file raises RuntimeError naming the file, the record and its byte offset.
 """
 
+import numbers
 import os
 import random
 
@@ -100,11 +101,43 @@ def _feature_to_wire(name, value):
     if kinds <= {bytes, str}:
         return _BYTES, [v.encode() if isinstance(v, str) else v for v in value]
     if kinds <= {int, bool}:
-        return _INT64, np.array(value, dtype=np.int64)
+        return _INT64, _int64_array(name, value)
     if kinds <= {int, float}:
         return _FLOAT, np.array(value, dtype=np.float32)
     raise TypeError(f"encode_example: feature {name!r} mixes {sorted(k.__name__ for k in kinds)}; "
                     f"a feature holds one kind: bytes, floats or int64s")
+
+
+def _explicit_values(name, kind_name, kind, values):
+    """The values of an explicitly typed feature, checked here: the C++ encoder would see a
+    string among floats only as a failed numpy conversion."""
+    import numpy as np
+
+    values = list(values)
+    if kind == _BYTES:
+        values = [v.encode() if isinstance(v, str) else v for v in values]
+        wrong = [v for v in values if not isinstance(v, (bytes, bytearray))]
+    else:
+        wrong = [v for v in values if isinstance(v, (str, bytes, bytearray)) or
+                 not isinstance(v, (int, float, np.number))]
+        if kind == _INT64:
+            wrong += [v for v in values if isinstance(v, (float, np.floating))]
+    if wrong:
+        raise TypeError(f"encode_example: feature {name!r} is declared {kind_name!r} but holds "
+                        f"{wrong[0]!r} ({type(wrong[0]).__name__})")
+    if kind == _INT64:
+        return _int64_array(name, values)
+    return values
+
+
+def _int64_array(name, values):
+    import numpy as np
+
+    too_big = [v for v in values if isinstance(v, int) and not -2**63 <= v < 2**63]
+    if too_big:
+        raise ValueError(f"encode_example: feature {name!r} holds {too_big[0]}, outside int64's "
+                         f"range [-2**63, 2**63)")
+    return np.array(values, dtype=np.int64)
 
 
 def encode_example(features):
@@ -124,10 +157,7 @@ def encode_example(features):
             if kind is None:
                 raise ValueError(f"encode_example: feature {name!r} has kind {value[0]!r}; "
                                  f"expected 'bytes', 'float', 'int64' or 'none' (unset)")
-            values = list(value[1])
-            if kind == _BYTES:
-                values = [v.encode() if isinstance(v, str) else v for v in values]
-            wire[name] = (kind, values)
+            wire[name] = (kind, _explicit_values(name, value[0], kind, value[1]))
         else:
             wire[name] = _feature_to_wire(name, value)
     return _C._data.encode_example(wire)
@@ -166,9 +196,10 @@ class TFRecordDataset(Dataset):
         return len(self._records)
 
     def __getitem__(self, index):
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise TypeError(f"TFRecordDataset: an index is an int; got {type(index).__name__} "
+                            f"({index!r})")
+        if not -len(self) <= index < len(self):
             raise IndexError(f"TFRecordDataset: index {index} is out of range for {len(self)} records")
         shard, number, offset, length = self._records[index]
         record = self._shards[shard].read(offset, length, number)
@@ -192,7 +223,7 @@ class TFRecordImageDataset(_CppVisionDataset):
     def __init__(self, files, shape, image_key="image", label_key="label", transform=None,
                  target_transform=None):
         files = _shard_list(files)
-        shape = [int(d) for d in shape]
+        shape = _image_shape(shape, "TFRecordImageDataset")
         self.files, self.shape = files, shape
 
         def make(root, train, cpp_transform):
@@ -203,6 +234,24 @@ class TFRecordImageDataset(_CppVisionDataset):
     def __repr__(self):
         return (f"Dataset TFRecordImageDataset\n    Number of datapoints: {len(self)}\n"
                 f"    Shards: {len(self.files)}\n    Image shape: {tuple(self.shape)}")
+
+
+def _image_shape(shape, where):
+    """shape as a list of ints >= 1 whose product fits int64 (the C++ reader multiplies them)."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"{where}: shape must be a sequence of ints; got {shape!r}")
+    shape = list(shape)
+    numel = 1
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise TypeError(f"{where}: shape must be a sequence of ints; got {tuple(shape)!r}")
+        if d < 1:
+            raise ValueError(f"{where}: image shape {tuple(shape)} has a dimension < 1")
+        numel *= int(d)
+    if numel >= 2**63:
+        raise RuntimeError(f"{where}: image shape {tuple(shape)} has {numel} elements: overflow "
+                           f"of int64")
+    return [int(d) for d in shape]
 
 
 class StreamingRecordDataset(IterableDataset):
@@ -216,7 +265,10 @@ class StreamingRecordDataset(IterableDataset):
     set_epoch(e) for a new order each epoch."""
 
     def __init__(self, files, shuffle_buffer=0, seed=0, parse=None):
-        if isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, int) or shuffle_buffer < 0:
+        if isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, int):
+            raise TypeError(f"StreamingRecordDataset: shuffle_buffer must be an int >= 0; got "
+                            f"{shuffle_buffer!r}")
+        if shuffle_buffer < 0:
             raise ValueError(f"StreamingRecordDataset: shuffle_buffer must be an int >= 0; got "
                              f"{shuffle_buffer!r}")
         self.files = _shard_list(files)

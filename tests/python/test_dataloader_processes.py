@@ -84,6 +84,16 @@ def test_shuffle_drop_last_unbatched_and_tensor_dataset():
     assert loader._cpp is None and [plain(b) for b in loader] == [plain(b) for b in one_process]
 
 
+def test_batch_sampler_batches_are_collated():
+    # A given batch_sampler leaves batch_size None; the workers once took that for "no batching"
+    # and passed each list of indices to dataset[...] whole.
+    batches = [[3, 0], [1], [2, 4]]
+    want = [plain(b) for b in DataLoader(Nested(5), batch_sampler=batches)]
+    got = [plain(b) for b in DataLoader(Nested(5), batch_sampler=batches, num_workers=2,
+                                        multiprocessing_context="fork")]
+    assert got == want and len(got[0][0][1]) == 2
+
+
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 @pytest.mark.parametrize("split", [True, False])
 def test_iterable_batches_match_threads(context, split):

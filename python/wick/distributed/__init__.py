@@ -78,8 +78,9 @@ def init_process_group(backend="mpi", init_method=None, timeout=None, world_size
     world_size and rank, when given, are checked against what mpirun started. timeout is a
     datetime.timedelta or seconds."""
     if init_method not in (None, "env://") or store is not None:
-        raise ValueError("wick's process groups are set up by mpirun: pass neither init_method nor "
-                         "store, and launch with `mpirun -np N python3 ...`")
+        raise ValueError(f"init_process_group: wick's process groups are set up by mpirun: pass "
+                         f"neither init_method nor store (got init_method={init_method!r}), and "
+                         f"launch with `mpirun -np N python3 ...`")
     device = -1
     if device_id is not None:
         device = device_id if isinstance(device_id, int) else (device_id.index or 0)

@@ -45,6 +45,9 @@ def _shard_file(path, rank, world):
 
 def save_sharded(model, optimizer, path):
     """Collective: every rank writes its shard of model (and of optimizer's state) under path."""
+    if optimizer is not None and not hasattr(optimizer, "state_dict"):
+        raise TypeError(f"save_sharded: optimizer must be a wick.optim optimizer or None; got "
+                        f"{type(optimizer).__name__}")
     rank, world = _d.get_rank(), _d.get_world_size()
     units = _units(model)
     if rank == 0:
@@ -79,6 +82,11 @@ def _read_metadata(path, units):
     if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
         raise ValueError(f"{name}: {meta_file} is not a {_FORMAT} checkpoint")
     saved = meta.get("units", {})
+    if not isinstance(saved, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("numel"), int) and
+            isinstance(v.get("shard_numel"), int) for v in saved.values()):
+        raise ValueError(f"{name}: {meta_file} has malformed 'units' (expected "
+                         f"{{path: {{'numel': int, 'shard_numel': int}}}}); got {saved!r:.200}")
     mine = {p: u._numel for p, u in units}
     if set(saved) != set(mine) or any(saved[p]["numel"] != n for p, n in mine.items()):
         raise ValueError(f"{name}: the checkpoint's units do not match the model's: saved "
@@ -98,6 +106,23 @@ def _reshard(pieces, numel, unit):
     return padded[lo:lo + unit._shard_numel].clone()
 
 
+def _check_shard(shard, file, units, meta):
+    """A shard holds each unit's slice: a 1-D tensor of the saved shard size (checked before
+    anything is copied, so a bad shard leaves the model as it was)."""
+    slices = shard.get("units") if isinstance(shard, dict) else None
+    if not isinstance(slices, dict):
+        raise ValueError(f"load_sharded: {file} is not a shard written by save_sharded (no "
+                         f"'units')")
+    for p, _ in units:
+        t = slices.get(p)
+        expected = (meta["units"][p]["shard_numel"],)
+        if not isinstance(t, _C.Tensor) or tuple(t.shape) != expected:
+            got = tuple(t.shape) if isinstance(t, _C.Tensor) else type(t).__name__
+            raise ValueError(f"load_sharded: {file} holds {got} for unit '{p}'; metadata.json "
+                             f"says each shard holds {expected}")
+    return shard
+
+
 def load_sharded(model, optimizer, path):
     """Loads what save_sharded wrote, at this or any other world size (Note [resharding])."""
     units = _units(model)
@@ -109,7 +134,7 @@ def load_sharded(model, optimizer, path):
         if not os.path.isfile(f):
             raise FileNotFoundError(f"load_sharded: {f} is missing; the checkpoint was written "
                                     f"by {old_world} ranks")
-        shards.append(wick.load(f))
+        shards.append(_check_shard(wick.load(f), f, units, meta))
     with wick.no_grad():
         for p, unit in units:
             pieces = [s["units"][p] for s in shards]

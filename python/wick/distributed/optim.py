@@ -27,11 +27,21 @@ class ZeroRedundancyOptimizer:
         if overlap_with_ddp:
             raise NotImplementedError("ZeroRedundancyOptimizer: overlap_with_ddp is not "
                                       "implemented; step() runs after backward")
+        if isinstance(params, _C.Tensor):  # iterating would give its rows, not one parameter
+            raise TypeError("ZeroRedundancyOptimizer: params should be an iterable of Tensors, "
+                            "but got a Tensor")
+        if not isinstance(optimizer_class, type):
+            raise TypeError(f"ZeroRedundancyOptimizer: optimizer_class must be an optimizer "
+                            f"class such as wick.optim.Adam; got {type(optimizer_class).__name__}")
         params = list(params)
         if not params:
             raise ValueError("ZeroRedundancyOptimizer: got an empty parameter list")
         if any(isinstance(p, dict) for p in params):
             raise ValueError("ZeroRedundancyOptimizer: pass parameters, not parameter groups")
+        for i, p in enumerate(params):
+            if not isinstance(p, _C.Tensor):
+                raise TypeError(f"ZeroRedundancyOptimizer: params should be an iterable of "
+                                f"Tensors; element {i} is {type(p).__name__}")
         self.rank, self.world_size = _d.get_rank(), _d.get_world_size()
         self._all_params = params
         loads = [0] * self.world_size
@@ -50,7 +60,12 @@ class ZeroRedundancyOptimizer:
 
     def owned_parameters(self, rank=None):
         """The parameters whose update (and optimizer state) rank `rank` holds."""
-        return list(self._per_rank[self.rank if rank is None else rank])
+        rank = self.rank if rank is None else rank
+        if isinstance(rank, bool) or not isinstance(rank, int) or \
+                not 0 <= rank < self.world_size:
+            raise IndexError(f"ZeroRedundancyOptimizer.owned_parameters: rank {rank!r} is out of "
+                             f"range for world size {self.world_size}")
+        return list(self._per_rank[rank])
 
     @property
     def state(self):

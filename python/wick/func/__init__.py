@@ -44,19 +44,47 @@ def _stand_in(x, fn_name):
 
 
 def _argnums_tuple(argnums, nargs, fn_name):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
+    if not single and not (isinstance(argnums, tuple) and
+                           all(isinstance(n, int) and not isinstance(n, bool) for n in argnums)):
+        raise TypeError(f"{fn_name}: argnums must be an int or a tuple of ints; got {argnums!r}")
+    nums = (argnums,) if single else argnums
     if not nums:
         raise ValueError(f"{fn_name}: argnums must name at least one argument")
     for n in nums:
-        if not isinstance(n, int) or not -nargs <= n < nargs:
+        if not -nargs <= n < nargs:
             raise ValueError(f"{fn_name}: argnums {argnums} is out of range for a function "
                              f"called with {nargs} positional arguments")
     return single, tuple(n % nargs for n in nums)
 
 
-def _as_tuple(out):
-    return (out,) if isinstance(out, _C.Tensor) else tuple(out)
+def _as_tuple(out, fn_name):
+    """f's output as a tuple of tensors (one tensor, or a tuple or list of them)."""
+    if isinstance(out, _C.Tensor):
+        return (out,)
+    if isinstance(out, (tuple, list)) and all(isinstance(o, _C.Tensor) for o in out):
+        return tuple(out)
+    raise RuntimeError(f"{fn_name}: expected f(*primals) to return a tensor or a tuple of "
+                       f"tensors; got {type(out).__name__}")
+
+
+def _split_aux(out, fn_name):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{fn_name}: with has_aux=True, f must return a (output, aux) tuple; "
+                           f"got {type(out).__name__}"
+                           f"{f' of length {len(out)}' if isinstance(out, tuple) else ''}")
+    return out
+
+
+def _tensor_tuple(values, what, fn_name):
+    """primals or tangents: a tuple (or list) of tensors, as f(*primals) is called."""
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(f"{fn_name}: {what} must be a tuple of tensors (f is called as "
+                        f"f(*{what})); got {type(values).__name__}")
+    for i, v in enumerate(values):
+        if not isinstance(v, _C.Tensor):
+            raise TypeError(f"{fn_name}: {what}[{i}] must be a Tensor; got {type(v).__name__}")
+    return tuple(values)
 
 
 def _check_shapes(fn_name, what, given, against, expected):
@@ -91,10 +119,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             out = func(*args, **kwargs)
         aux = None
         if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("grad_and_value(f)(*args): with has_aux=True, f must return "
-                                   "a (output, aux) tuple")
-            out, aux = out
+            out, aux = _split_aux(out, "grad_and_value(f)(*args)")
         if not isinstance(out, _C.Tensor) or out.numel() != 1:
             shape = tuple(out.shape) if isinstance(out, _C.Tensor) else type(out).__name__
             raise RuntimeError(f"grad_and_value(f)(*args): expected f(*args) to return a scalar "
@@ -162,8 +187,8 @@ def vjp(func, *primals, has_aux=False):
         out = func(*inputs)
     aux = None
     if has_aux:
-        out, aux = out
-    outputs = _as_tuple(out)
+        out, aux = _split_aux(out, "vjp(f, *primals)")
+    outputs = _as_tuple(out, "vjp(f, *primals)")
 
     def vjp_fn(*cotangents):
         if len(cotangents) == 1 and not isinstance(cotangents[0], _C.Tensor):
@@ -185,7 +210,8 @@ def vjp(func, *primals, has_aux=False):
 
 def jvp(func, primals, tangents):
     """Returns (func(*primals), J @ tangents) for a function with one tensor output."""
-    primals, tangents = tuple(primals), tuple(tangents)
+    primals = _tensor_tuple(primals, "primals", "jvp")
+    tangents = _tensor_tuple(tangents, "tangents", "jvp")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: expected as many tangents as primals; got {len(tangents)} "
                          f"tangents for {len(primals)} primals")
@@ -217,10 +243,11 @@ def jacrev(func, argnums=0):
 
     def wrapper(*args):
         single, nums = _argnums_tuple(argnums, len(args), "jacrev")
-        create_graph = builtins.any(args[n].requires_grad for n in nums)
         args = list(args)
+        create_graph = False
         inputs = []
         for n in nums:
+            create_graph |= isinstance(args[n], _C.Tensor) and args[n].requires_grad
             args[n] = _stand_in(args[n], "jacrev")
             inputs.append(args[n])
         with wick.enable_grad():

@@ -386,6 +386,12 @@ def vmap(func, in_dims=0, out_dims=0):
         if len(dims) != len(args):
             raise ValueError(f"vmap: in_dims has {len(dims)} entries but the function got "
                              f"{len(args)} arguments")
+        for d in dims:
+            if d is not None and (isinstance(d, bool) or not isinstance(d, int)):
+                raise ValueError(f"vmap: in_dims must be an int, None, or a tuple of them (one "
+                                 f"per argument); got in_dims={in_dims!r}")
+        if isinstance(out_dims, bool) or not isinstance(out_dims, int):
+            raise ValueError(f"vmap: out_dims must be an int; got out_dims={out_dims!r}")
         sizes, batched = [], []
         for i, (a, d) in enumerate(zip(args, dims)):
             if isinstance(a, BatchedTensor):
@@ -411,11 +417,16 @@ def vmap(func, in_dims=0, out_dims=0):
             out = func(*batched)
 
         def unwrap(o):
-            if isinstance(o, BatchedTensor):
-                return _movedim(o.value, 0, out_dims)
             if isinstance(o, _C.Tensor):  # does not depend on the batch: the same for each
-                return _movedim(o.unsqueeze(0).expand(sizes[0], *o.shape), 0, out_dims)
-            raise ValueError(f"vmap: the function returned {type(o).__name__}; expected tensors")
+                o = BatchedTensor(o.unsqueeze(0).expand(sizes[0], *o.shape))
+            if not isinstance(o, BatchedTensor):
+                raise ValueError(f"vmap: the function returned {type(o).__name__}; expected "
+                                 "tensors")
+            rank = o.value.dim()
+            if not -rank <= out_dims < rank:
+                raise IndexError(f"vmap: out_dims={out_dims} is out of range for an output of "
+                                 f"{rank} dimensions (batch dim included)")
+            return _movedim(o.value, 0, out_dims)
 
         return tuple(unwrap(o) for o in out) if isinstance(out, tuple) else unwrap(out)
 

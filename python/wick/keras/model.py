@@ -177,6 +177,9 @@ class Model:
                              f"epochs ({epochs}), the index of the last epoch plus one")
         if verbose not in (0, 1, 2, "auto"):
             raise ValueError(f"[Model.fit] verbose must be 0, 1, 2 or 'auto'; got {verbose!r}")
+        if callbacks is not None and not isinstance(callbacks, (list, tuple)):
+            raise TypeError(f"[Model.fit] callbacks must be a list of Callback objects; got "
+                            f"{type(callbacks).__name__}")
         callbacks = list(callbacks or [])
         for c in callbacks:
             if not isinstance(c, Callback):

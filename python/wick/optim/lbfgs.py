@@ -2,6 +2,9 @@
 optional strong-Wolfe line search; the iteration runs in C++ (nn/optim/lbfgs.cpp). As in PyTorch,
 its step replaces the skeleton's: it needs the closure."""
 
+import numbers
+
+from wick._C import Tensor
 from wick.autograd.grad_mode import enable_grad
 from wick.optim.optimizer import Optimizer
 
@@ -39,6 +42,13 @@ class LBFGS(Optimizer):
         def loss():
             with enable_grad():
                 value = closure()
+            if isinstance(value, Tensor):
+                if value.numel() != 1:
+                    raise ValueError(f"[LBFGS.step] the closure must return the loss, one "
+                                     f"number; got a tensor of shape {tuple(value.shape)}")
+            elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"[LBFGS.step] the closure must return the loss (a one-element "
+                                f"tensor or a number); got {value!r}")
             if not first:
                 first.append(value)
             return float(value)

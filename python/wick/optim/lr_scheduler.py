@@ -3,16 +3,19 @@ nn/optim/lr_scheduler.h. A schedule reads the optimizer's current options, compu
 C++, and writes them back into the optimizer's param_groups dicts after every step() (Note
 [param_groups sync] in python/bind_optim.cpp), so the dicts always show the rate in use."""
 
+import math
+import numbers
 import types
 
 from wick import _C
-from wick.optim.plateau import ReduceLROnPlateau  # noqa: F401
+from wick.optim.plateau import ReduceLROnPlateau, _check_optimizer  # noqa: F401
 
 _optim = _C._optim
 
 
 class LRScheduler:
     def __init__(self, optimizer, make):
+        _check_optimizer(optimizer, type(self).__name__)
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group.setdefault("initial_lr", group["lr"])
@@ -101,18 +104,22 @@ class OneCycleLR(LRScheduler):
                  max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
                  last_epoch=-1, verbose=False):
         _no_resume(last_epoch)
+        _check_optimizer(optimizer, "OneCycleLR")
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
-                raise ValueError("You must define either total_steps OR (epochs AND "
+                raise ValueError("[OneCycleLR] You must define either total_steps OR (epochs AND "
                                  "steps_per_epoch)")
+            _positive_int("OneCycleLR", "epochs", epochs)
+            _positive_int("OneCycleLR", "steps_per_epoch", steps_per_epoch)
             total_steps = epochs * steps_per_epoch
+        _positive_int("OneCycleLR", "total_steps", total_steps)
         if isinstance(max_lr, (list, tuple)):
             if len(set(max_lr)) != 1:
-                raise ValueError("OneCycleLR: per-group max_lr values are not supported")
+                raise ValueError("[OneCycleLR] per-group max_lr values are not supported")
             max_lr = max_lr[0]
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ValueError(f"[OneCycleLR] anneal_strategy must be one of 'cos' or 'linear', "
+                             f"instead got {anneal_strategy!r}")
         for group in optimizer.param_groups:
             group["initial_lr"] = max_lr / div_factor
             group["max_lr"] = max_lr
@@ -135,18 +142,21 @@ class LambdaLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
         _no_resume(last_epoch)
+        _check_optimizer(optimizer, "LambdaLR")
         groups = len(optimizer.param_groups)
         if not isinstance(lr_lambda, (list, tuple)):
             self.lr_lambdas = [lr_lambda] * groups
         else:
             if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+                raise ValueError(f"[LambdaLR] Expected {groups} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"[LambdaLR] lr_lambda must be callable; got "
                                 f"{type(fn).__name__}")
-        super().__init__(optimizer, lambda o: _optim.LambdaLR(o, self.lr_lambdas))
+        super().__init__(optimizer, lambda o: _optim.LambdaLR(
+            o, [_number_returning(fn) for fn in self.lr_lambdas]))
 
     def state_dict(self):
         # As PyTorch: a plain function is not saved; a callable object's attributes are.
@@ -168,9 +178,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
         _no_resume(last_epoch)
         if isinstance(T_0, bool) or not isinstance(T_0, int) or T_0 <= 0:
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+            raise ValueError(f"[CosineAnnealingWarmRestarts] Expected positive integer T_0, but "
+                             f"got {T_0}")
         if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+            raise ValueError(f"[CosineAnnealingWarmRestarts] Expected integer T_mult >= 1, but "
+                             f"got {T_mult}")
         self.T_0, self.T_mult, self.eta_min = T_0, T_mult, eta_min
         super().__init__(optimizer,
                          lambda o: _optim.CosineAnnealingWarmRestarts(o, T_0, T_mult, eta_min))
@@ -185,17 +197,19 @@ class CyclicLR(LRScheduler):
                  cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1,
                  verbose=False):
         _no_resume(last_epoch)
+        _check_optimizer(optimizer, "CyclicLR")
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
+            raise ValueError(f"[CyclicLR] mode is invalid and scale_fn is None (mode={mode!r})")
         if scale_fn is not None and scale_mode not in ("cycle", "iterations"):
             raise ValueError(f"[CyclicLR] scale_mode must be 'cycle' or 'iterations'; got "
                              f"{scale_mode!r}")
         if cycle_momentum and "momentum" not in optimizer.defaults and \
                 "betas" not in optimizer.defaults:
-            raise ValueError("optimizer must support momentum with `cycle_momentum` option "
-                             "enabled")
+            raise ValueError(f"[CyclicLR] optimizer must support momentum with `cycle_momentum` "
+                             f"option enabled ({type(optimizer).__name__} has neither momentum "
+                             f"nor betas)")
         base_momentums = _format_param("base_momentum", optimizer, base_momentum)
         max_momentums = _format_param("max_momentum", optimizer, max_momentum)
         for lr, group in zip(base_lrs, optimizer.param_groups):
@@ -219,8 +233,8 @@ class SequentialLR(LRScheduler):
                 raise TypeError(f"[SequentialLR] schedulers[{i}] is a {type(s).__name__}, not "
                                 f"an LRScheduler")
             if s.optimizer is not optimizer:
-                raise ValueError("Sequential Schedulers expects all schedulers to belong to the "
-                                 "same optimizer, but got schedulers at index "
+                raise ValueError("[SequentialLR] Sequential Schedulers expects all schedulers to "
+                                 "belong to the same optimizer, but got schedulers at index "
                                  f"{i} to be different than the optimizer passed in.")
         self._schedulers, self._milestones = list(schedulers), list(milestones)
         super().__init__(optimizer, lambda o: _optim.SequentialLR(
@@ -245,12 +259,36 @@ def _format_param(name, optimizer, param):
     """One value per parameter group (PyTorch's CyclicLR._format_param)."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
-            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got "
-                             f"{len(param)}")
+            raise ValueError(f"[CyclicLR] expected {len(optimizer.param_groups)} values for "
+                             f"{name}, got {len(param)}")
         return list(param)
     return [param] * len(optimizer.param_groups)
 
 
 def _no_resume(last_epoch):
     if last_epoch != -1:
-        raise ValueError("last_epoch other than -1 is not supported; use load_state_dict")
+        raise ValueError(f"[LRScheduler] last_epoch={last_epoch!r}: last_epoch other than -1 is "
+                         f"not supported; use load_state_dict")
+
+
+def _positive_int(where, name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"[{where}] Expected positive integer {name}, but got {value!r}")
+
+
+def _number_returning(fn):
+    """fn, checked to return a number: the C++ schedule calls it, and a string or None coming
+    back would only show as a failed conversion there, without the value."""
+
+    def checked(epoch):
+        value = fn(epoch)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"[LambdaLR] lr_lambda({epoch}) returned {value!r} "
+                            f"({type(value).__name__}); it must return a number (the factor "
+                            f"of the initial lr)")
+        if not math.isfinite(value):  # the rate would become NaN or infinite silently
+            raise ValueError(f"[LambdaLR] lr_lambda({epoch}) returned {value}; the factor must "
+                             f"be finite")
+        return float(value)
+
+    return checked

@@ -3,6 +3,7 @@ when the metric passed to step() stops improving. The counting runs in C++
 (nn/optim/plateau.h); the rates go into the optimizer's param_groups dicts after each step."""
 
 import math
+import numbers
 
 from wick import _C
 
@@ -11,22 +12,31 @@ _CONFIG = ("mode", "factor", "patience", "threshold", "threshold_mode", "cooldow
 _COUNTERS = ("best", "num_bad_epochs", "cooldown_counter", "last_epoch")
 
 
+def _check_optimizer(optimizer, where):
+    from wick.optim.optimizer import Optimizer
+
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"[{where}] {type(optimizer).__name__} is not an Optimizer")
+
+
 class ReduceLROnPlateau:
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8, verbose=False):
+        name = "ReduceLROnPlateau"
+        _check_optimizer(optimizer, name)
         if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
+            raise ValueError(f"[{name}] Factor should be < 1.0.; got {factor}")
         groups = len(optimizer.param_groups)
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != groups:
-                raise ValueError(f"expected {groups} min_lrs, got {len(min_lr)}")
+                raise ValueError(f"[{name}] expected {groups} min_lrs, got {len(min_lr)}")
             min_lrs = list(min_lr)
         else:
             min_lrs = [min_lr] * groups
         if mode not in ("min", "max"):
-            raise ValueError("mode " + str(mode) + " is unknown!")
+            raise ValueError(f"[{name}] mode {mode} is unknown!")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError("threshold mode " + str(threshold_mode) + " is unknown!")
+            raise ValueError(f"[{name}] threshold mode {threshold_mode} is unknown!")
         self.optimizer = optimizer
         self.mode, self.factor, self.patience, self.threshold = mode, factor, patience, threshold
         self.threshold_mode, self.cooldown, self.min_lrs = threshold_mode, cooldown, min_lrs
@@ -43,7 +53,7 @@ class ReduceLROnPlateau:
         if epoch is not None:
             raise ValueError("[ReduceLROnPlateau.step] step(metrics, epoch) is deprecated in "
                              "PyTorch and not supported; call step(metrics) once per epoch")
-        current = float(metrics)  # a 0-d tensor too
+        current = _metric(metrics)
         self.optimizer._sync()
         self._cpp.step(current)
         for group, lr in zip(self.optimizer.param_groups, self._cpp.get_last_lr()):
@@ -85,6 +95,10 @@ class ReduceLROnPlateau:
         missing = [key for key in _COUNTERS if key not in state_dict]
         if missing:
             raise KeyError(f"[{name}] the state dict has no {missing}")
+        for key in _COUNTERS:
+            value = state_dict[key]
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"[{name}] '{key}' must be a number; got {value!r}")
         saved = {key: getattr(self, key) for key in _CONFIG}
         old_cpp = self._cpp
         try:
@@ -99,3 +113,16 @@ class ReduceLROnPlateau:
                 setattr(self, key, value)
             self._cpp = old_cpp
             raise
+
+
+def _metric(metrics):
+    """The number step() compares: a Python number, or a one-element tensor (its .item())."""
+    if isinstance(metrics, _C.Tensor):
+        if metrics.numel() != 1:
+            raise ValueError(f"[ReduceLROnPlateau.step] metrics must be a number or a "
+                             f"one-element tensor; got a tensor of shape {tuple(metrics.shape)}")
+        return float(metrics.item())
+    if isinstance(metrics, bool) or not isinstance(metrics, numbers.Real):
+        raise TypeError(f"[ReduceLROnPlateau.step] metrics must be a number (the validation "
+                        f"loss, say); got {metrics!r}")
+    return float(metrics)

@@ -22,6 +22,14 @@ def _check_range(quant_min, quant_max, where):
                          f"quant_min={quant_min!r}, quant_max={quant_max!r}")
 
 
+def _check_zero_points(zero_points, quant_min, quant_max, where):
+    # PyTorch checks this too: a zero point outside the range clamps every value off its grid.
+    outside = [z for z in zero_points if not quant_min <= z <= quant_max]
+    if outside:
+        raise ValueError(f"[{where}] zero_point must be in [quant_min, quant_max] = "
+                         f"[{quant_min}, {quant_max}]; got {outside[0]}")
+
+
 def quantize_float(input, scale, zero_point, quant_min, quant_max):
     """The integers (as floats) round(x / scale) + zero_point clamped to [quant_min, quant_max];
     scale and zero_point are numbers or tensors that broadcast against input. Rounding is half
@@ -37,17 +45,26 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
     scale, zero_point = float(scale), int(zero_point)
     if not scale > 0:
         raise ValueError(f"[fake_quantize_per_tensor_affine] scale must be positive; got {scale}")
+    _check_zero_points([zero_point], quant_min, quant_max, "fake_quantize_per_tensor_affine")
     return (quantize_float(input, scale, zero_point, quant_min, quant_max) - zero_point) * scale
 
 
 def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
     _check(input, "fake_quantize_per_channel_affine")
     _check_range(quant_min, quant_max, "fake_quantize_per_channel_affine")
+    where = "fake_quantize_per_channel_affine"
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"[{where}] axis must be an int; got {axis!r}")
+    if not -input.dim() <= axis < input.dim():
+        raise IndexError(f"[{where}] axis {axis} is out of range for a {input.dim()}-d input")
     axis = axis % input.dim()
-    if scale.dim() != 1 or scale.shape[0] != input.shape[axis]:
-        raise ValueError(f"[fake_quantize_per_channel_affine] scale must have one value per "
-                         f"channel of axis {axis} ({input.shape[axis]}); got shape "
-                         f"{list(scale.shape)}")
+    for name, t in (("scale", scale), ("zero_point", zero_point)):
+        if not isinstance(t, wick.Tensor):
+            raise TypeError(f"[{where}] {name} must be a Tensor; got {type(t).__name__}")
+        if t.dim() != 1 or t.shape[0] != input.shape[axis]:
+            raise ValueError(f"[{where}] {name} must have one value per channel of axis {axis} "
+                             f"({input.shape[axis]}); got shape {list(t.shape)}")
+    _check_zero_points(zero_point.tolist(), quant_min, quant_max, where)
     shape = [1] * input.dim()
     shape[axis] = -1
     s = scale.to(input.dtype).reshape(shape)

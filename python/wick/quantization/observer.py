@@ -111,6 +111,12 @@ class ObserverBase(Module):
             return wick.tensor([1.0]), wick.tensor([0], dtype=wick.int64)
         min_val = min_val.to(wick.float32)
         max_val = max_val.to(wick.float32)
+        if not bool((wick.isfinite(min_val) & wick.isfinite(max_val)).all().item()):
+            # A NaN or an infinity seen while observing would make the scale NaN or infinite,
+            # and every quantized value wrong (PyTorch asserts on NaN, passes infinity through).
+            raise RuntimeError(f"[{type(self).__name__}.calculate_qparams] the observed range "
+                               f"is not finite: min {min_val.tolist()}, max {max_val.tolist()} "
+                               f"(NaN or infinity in the calibration data?)")
         if bool((min_val > max_val).any().item()):
             raise RuntimeError(f"[{type(self).__name__}.calculate_qparams] min {min_val} "
                                f"should be less than max {max_val}")

@@ -34,7 +34,8 @@ HUGE = [2**31, 2**33, 2**40, 2**62, 2**63 - 1]
 
 @dataclasses.dataclass
 class Case:
-    cls: str            # the class of mistake: overflow, index, overlap, mismatch, state, file, loader, threads
+    cls: str            # the class of mistake: overflow, index, overlap, mismatch, state, file, loader,
+    #                     threads, compile, quant, sequence, optim
     names: tuple        # the message must contain one of these (the op or function)
     code: str           # a program over T, F, nn, optim; may use WICK (True when T is wick)
     expect: str = "raise"  # "raise" or "ok"
@@ -187,10 +188,148 @@ def _threads(rng):
     ])
 
 
+# The newer features: wick-only APIs (wick.compile, wick.quantization, nn.quantized) are reached
+# through WICK; under PyTorch those names raise, which only matters when wick does not.
+
+def _compile(rng):
+    a, b = rng.randint(2, 5), rng.randint(6, 9)
+    bad_dtype = rng.choice(["float64", "int64", "int32"])
+    kind = rng.choice(["3", "x.sum().item()", "x.tolist()", "None", "{'y': x}", "(x, 1)"])
+    index = rng.choice([3, 7, -4, 2**40])
+    indexing = rng.choice(["x.gather(0, i)", "x.index_select(0, i)",
+                           "T.zeros(3).scatter_add(0, i, x[:1])"])
+    option = rng.choice(["mode", "backend", "fullgraph"])
+    head = f"m = nn.Linear({a}, 2)\n"
+    return rng.choice([
+        Case("compile", ("jit.Executor",),
+             head + f"t = T.jit.trace(m, T.ones(1, {a}))\nt(T.ones({rng.randint(1, 4)}, {b}))"),
+        Case("compile", ("jit.Executor",),
+             head + f"t = T.jit.trace(m, T.ones(1, {a}))\nt(T.ones(1, {a}, dtype=T.{bad_dtype}))"),
+        Case("compile", ("wick.jit",), f"T.compile(lambda x: {kind})(T.ones(2))"),
+        Case("compile", ("wick.jit",), f"T.jit.trace(lambda x: {kind}, T.ones(2))"),
+        Case("compile", ("add", "broadcast"),
+             f"T.compile(lambda x, y: x + y)(T.ones({a}), T.ones({b}))"),
+        Case("compile", ("matmul",), f"T.compile(lambda x: x @ T.ones({b}, 2))(T.ones(2, {a}))"),
+        Case("compile", ("linear",),
+             head + f"c = T.compile(m)\nc(T.ones(1, {a}))\nc(T.ones(3, {b}))"),
+        Case("compile", ("wick.compile",), head + f"T.compile(m, warmup={-rng.randint(1, 9)})"),
+        Case("compile", ("wick.compile",), head + f"T.compile(m, {option}=1)"),
+        Case("compile", ("expand", "contiguous", "reshape"),
+             f"T.compile(lambda x: x.expand({rng.choice(HUGE)}, {rng.choice(HUGE)}).contiguous())"
+             "(T.ones(1, 1))"),
+        # An index read from an input: the replay's kernels check it, not the traced values.
+        Case("compile", ("gather", "index_select", "scatter_add"),
+             f"c = T.compile(lambda x, i: {indexing})\n"
+             "c(T.ones(3), T.tensor([1])); c(T.ones(3), T.tensor([1]))\n"
+             f"c(T.ones(3), T.tensor([{index}]))"),
+    ])
+
+
+def _quantization(rng):
+    qmin, qmax = rng.choice([(0, 255), (-128, 127), (0, 15)])
+    bad_scale = rng.choice(["0.0", "-0.1", "float('nan')"])
+    bad_zp = rng.choice([qmax + rng.randint(1, 100), qmin - rng.randint(1, 100)])
+    bad_value = rng.choice(["float('nan')", "float('inf')", "-float('inf')"])
+    fq = "(T.quantization if WICK else T).fake_quantize_per_tensor_affine"
+    q = "Q = T.quantization if WICK else T.ao.quantization\n"
+    observer = rng.choice(["MinMaxObserver", "MovingAverageMinMaxObserver", "HistogramObserver"])
+    return rng.choice([
+        Case("quant", ("fake_quantize_per_tensor_affine",),
+             f"{fq}(T.ones(3), {bad_scale}, 0, {qmin}, {qmax})"),
+        Case("quant", ("fake_quantize_per_tensor_affine",),
+             f"{fq}(T.ones(3), 0.1, {bad_zp}, {qmin}, {qmax})"),
+        Case("quant", ("fake_quantize_per_tensor_affine",),
+             f"{fq}(T.ones(3), 0.1, 0, {qmax}, {qmin})"),
+        Case("quant", ("fake_quantize_per_channel_affine",),
+             f"(T.quantization if WICK else T).fake_quantize_per_channel_affine(T.ones(2, 3), T.ones(2), "
+             f"T.zeros(2, dtype=T.int32 if not WICK else T.int64), {rng.choice([2, 5, -3])}, 0, 255)"),
+        Case("quant", ("calculate_qparams", "histc"),
+             q + f"o = Q.{observer}()\no(T.tensor([1.0, {bad_value}, -2.0]))\n"
+             "s, z = o.calculate_qparams()\nassert s.isfinite().all(), f'WRONG: {s}'"),
+        Case("quant", ("MinMaxObserver",),
+             q + f"Q.MinMaxObserver(quant_min={rng.choice([5, 300, -5])}, "
+             f"quant_max={rng.choice([100, 1000])})"),
+        Case("quant", ("HistogramObserver",),
+             q + f"Q.HistogramObserver(bins={rng.choice([0, -1, -100])})"),
+        Case("quant", ("PerChannelMinMaxObserver",),
+             q + f"o = Q.PerChannelMinMaxObserver(ch_axis={rng.choice([2, 3, 7])})\n"
+             "o(T.ones(2, 3))\no.calculate_qparams()"),
+        Case("quant", ("quantize_per_tensor",),
+             "import wick.nn.quantized as nnq\n"
+             f"nnq.quantize_per_tensor(T.ones(3), {rng.choice(['0.1', bad_scale])}, "
+             f"{rng.choice([300, -1, 256])})"),
+    ])
+
+
+def _sequence(rng):
+    layer = rng.choice(["RNN", "LSTM", "GRU"])
+    f, h, wrong = rng.randint(2, 6), rng.randint(2, 6), rng.randint(7, 12)
+    steps, batch = rng.randint(1, 4), rng.randint(1, 4)
+    lengths = sorted((rng.randint(1, steps) for _ in range(batch)), reverse=True)
+    bad_lengths = rng.choice([lengths[::-1] if len(set(lengths)) > 1 else [steps + 1] + lengths[1:],
+                              [steps + rng.randint(1, 5)] + lengths[1:], lengths[:-1] + [0],
+                              lengths + [1]])
+    e, heads = rng.choice([(10, 3), (9, 2), (7, 4), (12, 5)])
+    return rng.choice([
+        Case("sequence", (layer,), f"nn.{layer}({f}, {h})(T.ones({steps}, {batch}, {wrong}))"),
+        Case("sequence", (layer,),
+             f"nn.{layer}({f}, {h})(T.ones({steps}, {batch}, {f}), "
+             + ("(T.zeros(1, {0}, {1}), T.zeros(1, {0}, {1})))" if layer == "LSTM" else "T.zeros(1, {0}, {1}))")
+             .format(batch + rng.randint(1, 3), h)),
+        Case("sequence", (layer, "hidden_size"), f"nn.{layer}({f}, {rng.choice([0, -h])})"),
+        Case("sequence", (layer, "num_layers"), f"nn.{layer}({f}, {h}, num_layers={rng.choice([0, -1])})"),
+        Case("sequence", ("dropout",), f"nn.{layer}({f}, {h}, dropout={rng.choice([1.5, -0.5, 2.0])})"),
+        Case("sequence", ("pack_padded_sequence",),
+             f"nn.utils.rnn.pack_padded_sequence(T.ones({steps}, {batch}, 2), {bad_lengths})"),
+        Case("sequence", ("embed_dim", "divisible"), f"nn.MultiheadAttention({e}, {heads})"),
+        Case("sequence", ("attn_mask",),
+             f"m = nn.MultiheadAttention(8, 2)\nq = T.ones({steps}, {batch}, 8)\n"
+             f"m(q, q, q, attn_mask=T.zeros({steps + rng.randint(1, 3)}, {steps}))"),
+        Case("sequence", ("Transformer",),
+             "m = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, "
+             f"dim_feedforward=16)\nm(T.ones({steps}, {batch}, 8), T.ones({steps}, {batch + 1}, 8))"),
+        Case("sequence", ("generate_square_subsequent_mask",),
+             f"nn.Transformer.generate_square_subsequent_mask({-rng.randint(1, 50)})"),
+    ])
+
+
+def _optim(rng):
+    name = rng.choice(["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+    option = rng.choice(["lr", "eps", "weight_decay"])
+    value = rng.choice(["-1", "-1e-3", "float('nan')", "-float('inf')"])
+    state = {"RMSprop": "square_avg", "Adagrad": "sum", "Adadelta": "acc_delta",
+             "Adamax": "exp_inf", "NAdam": "mu_product", "RAdam": "exp_avg"}[name]
+    setup = f"p = [nn.Parameter(T.ones(3))]\no = optim.{name}(p)\np[0].grad = T.ones(3)\no.step()\n"
+    sgd = "optim.SGD([nn.Parameter(T.ones(3))], lr=0.1, momentum=0.9)"
+    returned = rng.choice(["None", "'x'", "float('nan')", "float('inf')"])
+    scheduler, target, argument = rng.choice([("StepLR", "'sgd'", 1), ("ExponentialLR", "[1, 2]", 0.9),
+                                              ("MultiStepLR", "None", [1])])
+    return rng.choice([
+        Case("optim", (name,), f"optim.{name}([nn.Parameter(T.ones(3))], {option}={value})"),
+        Case("optim", (name,), setup + f"p[0].data = T.ones({rng.randint(4, 9)})\n"
+             f"p[0].grad = T.ones(p[0].shape[0])\no.step()"),
+        Case("optim", (name,), setup + f"sd = o.state_dict()\ndel sd['state'][0]['{state}']\n"
+             "o.load_state_dict(sd)\np[0].grad = T.ones(3)\no.step()"),
+        Case("optim", ("ReduceLROnPlateau",),
+             f"optim.lr_scheduler.ReduceLROnPlateau({sgd}, factor={rng.choice([1.0, 1.5, 10])})"),
+        Case("optim", ("OneCycleLR",),
+             f"optim.lr_scheduler.OneCycleLR({sgd}, 1.0, total_steps={rng.choice([0, -3, 2.5])})"),
+        Case("optim", ("LambdaLR",),
+             f"s = optim.lr_scheduler.LambdaLR({sgd}, lambda e: {returned} if e else 1.0)\n"
+             "s.optimizer.step(); s.step()\n"
+             "lr = s.get_last_lr()[0]\nassert lr == lr and abs(lr) != float('inf'), f'WRONG: {lr}'"),
+        Case("optim", ("CosineAnnealingWarmRestarts",),
+             f"optim.lr_scheduler.CosineAnnealingWarmRestarts({sgd}, {rng.choice([0, -1, 1.5])})"),
+        Case("optim", ("CyclicLR",),
+             f"optim.lr_scheduler.CyclicLR({sgd}, 0.01, 0.1, step_size_up={rng.choice([0, -2])})"),
+        Case("optim", (scheduler,), f"optim.lr_scheduler.{scheduler}({target}, {argument})"),
+    ])
+
+
 def generate(seed, per_class, tmp):
     rng = random.Random(seed)
     makers = [_overflow, _index, _overlap, _mismatch, _state, _loader, _threads,
-              lambda r: _file(r, tmp)]
+              lambda r: _file(r, tmp), _compile, _quantization, _sequence, _optim]
     cases, seen = [], set()
     for make in makers:
         tries = 0
@@ -208,7 +347,7 @@ import json, sys
 lib = sys.argv[1]
 if lib == "wick":
     import wick as T, wick.nn as nn, wick.nn.functional as F, wick.optim as optim
-    import wick.utils.data
+    import wick.utils.data, wick.quantization
 else:
     import torch as T, torch.nn as nn, torch.nn.functional as F, torch.optim as optim
     import torch.utils.data

@@ -1,13 +1,14 @@
-"""The corpus must stay at least 300 cases across its areas; this counts the rows of
-every table in this folder, so deleting cases to make a suite pass shows here."""
+"""The corpus must stay at least MINIMUM cases across its areas (1014 rows when this was last
+raised); this counts the rows of every table in this folder, so deleting cases to make a suite
+pass shows here."""
 
 import importlib
 import pathlib
 
-MINIMUM = 300
+MINIMUM = 1000
 
 
-def test_corpus_has_at_least_300_cases():
+def test_corpus_has_at_least_minimum_cases():
     here = pathlib.Path(__file__).parent
     counts = {}
     for path in sorted(here.glob("test_*.py")):

@@ -179,6 +179,9 @@ class _SingleStateRNN(RNNBase):
         orig = input
         input, batch_sizes, sorted_idx, unsorted_idx, is_batched, batch = \
             self._unpack_input(input)
+        if hx is not None and not isinstance(hx, wick.Tensor):
+            raise TypeError(f"[{type(self).__name__}] hx must be a Tensor (the initial hidden "
+                            f"state); got {type(hx).__name__}")
         if not isinstance(orig, PackedSequence) and hx is not None:
             name = type(self).__name__
             if is_batched and hx.dim() != 3:

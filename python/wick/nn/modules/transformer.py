@@ -8,6 +8,7 @@ then pick a faster kernel); the mask is what counts, so wick accepts the hint an
 and, like PyTorch, refuses the hint without a mask."""
 
 import copy
+import numbers
 
 import wick
 from wick.nn import functional as F
@@ -222,6 +223,10 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device="cpu"):
         """[sz, sz] float: -inf above the diagonal, 0 elsewhere (position i sees j <= i)."""
+        if isinstance(sz, bool) or not isinstance(sz, numbers.Integral):
+            raise TypeError(f"[generate_square_subsequent_mask] sz must be an int; got {sz!r}")
+        if sz < 0:
+            raise ValueError(f"[generate_square_subsequent_mask] sz must be >= 0; got {sz}")
         idx = wick.arange(sz, device=device)
         above = idx.unsqueeze(0) > idx.unsqueeze(1)
         return wick.zeros((sz, sz), device=device).masked_fill(above, float("-inf"))

@@ -66,9 +66,9 @@ def _lengths_list(lengths, fn):
         return [int(v) for v in lengths.tolist()]
     try:
         return [int(v) for v in lengths]
-    except TypeError:
+    except (TypeError, ValueError):  # not iterable, or int("a")
         raise TypeError(f"[{fn}] lengths must be a list or 1-D tensor of ints; got "
-                        f"{type(lengths).__name__}") from None
+                        f"{lengths!r}") from None
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):

@@ -36,6 +36,9 @@ from wick.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampl
 def default_collate(batch):
     """Stacks a list of examples into a batch: tensors are stacked along a new first dim,
     numbers become tensors, and tuples, lists and dicts are collated element by element."""
+    if not batch:
+        raise IndexError("default_collate: got an empty batch (a collate_fn receives one or more "
+                         "examples)")
     elem = batch[0]
     if isinstance(elem, _C.Tensor):
         return _C.stack(batch, 0)
@@ -50,6 +53,11 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
+        for i, d in enumerate(batch):
+            missing = [key for key in elem if key not in d]
+            if missing:
+                raise KeyError(f"default_collate: example {i} has no key {missing[0]!r}, which "
+                               f"example 0 has")
         return {key: default_collate([d[key] for d in batch]) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
         return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
@@ -288,7 +296,10 @@ class DataLoader:
         with the epoch."""
         pool = self._pool
         if pool is None or pool.closed:
-            auto = self.batch_size is not None
+            # A map-style dataset's indices come in batches whenever there is a batch sampler -
+            # a given one leaves batch_size None, as in PyTorch; an iterable one batches by size.
+            auto = self.batch_size is not None if self._iterable else \
+                self.batch_sampler is not None
             collate = self.collate_fn if auto else (
                 None if self.collate_fn is default_collate else self.collate_fn)
             fetch = _process_workers._Fetch(self.dataset, self._iterable, auto, collate,
