@@ -52,7 +52,12 @@ py::dict features_to_python(const data::Features& features) {
 template <class T>
 std::vector<T> as_vector(const py::object& values) {
   auto array = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(values);
-  if (!array) throw py::error_already_set();
+  // ensure() clears NumPy's error when the conversion fails, so the message is made here.
+  if (!array) {
+    throw py::type_error("[encode_example] a feature's values must be numbers convertible to " +
+                         std::string(py::str(py::dtype::of<T>())) + "; got " +
+                         std::string(py::str(py::repr(values))).substr(0, 80));
+  }
   check_value(array.ndim() == 1, "encode_example", "a feature's values must be 1-D; got ",
               array.ndim(), " dimensions");
   return std::vector<T>(array.data(), array.data() + array.size());

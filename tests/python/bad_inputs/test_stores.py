@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from wick import datasets, records
+from wick import _C, datasets, records
 
 from bad_inputs.corpus import Bad, check, parametrize
 
@@ -141,6 +141,9 @@ WRITER_AND_READER = [
 ]
 
 EXAMPLES = [
+    # The C++ encoder below records.py's checks: values NumPy cannot convert.
+    Bad("encode-cpp-strings-as-int64", lambda: _C._data.encode_example({"a": (3, ["x"])}),
+        TypeError, "encode_example", ["int64", "['x']"]),
     Bad("encode-not-a-dict", lambda: records.encode_example([1]), TypeError, "encode_example",
         ["list"]),
     Bad("encode-int-name", lambda: records.encode_example({1: [1]}), TypeError,
