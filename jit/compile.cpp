@@ -26,17 +26,15 @@ std::string guard_key(const std::vector<Tensor>& inputs, const std::string& stat
     os << "input " << i << "=" << dtype_name(t.dtype()) << " on " << t.device().str() << ", shape "
        << t.shape() << ", strides " << strides << ";";
   }
-  os << "grad mode=" << (GradMode::is_enabled() ? "on" : "off") << ";";
-  for (DeviceType device : {kCPU, kCUDA}) {
-    os << "autocast on " << Device(device).str() << "=";
-    if (autocast::is_enabled(device)) {
-      os << dtype_name(autocast::lower_dtype(device)) << ";";
-    } else {
-      os << "off;";
-    }
+  std::string key = os.str();
+  key += GradMode::is_enabled() ? "grad mode=on;" : "grad mode=off;";
+  for (auto [device, entry] : {std::pair{kCPU, "autocast on cpu="}, {kCUDA, "autocast on cuda="}}) {
+    key += entry;
+    key += autocast::is_enabled(device) ? dtype_name(autocast::lower_dtype(device)) : "off";
+    key += ';';
   }
-  os << state;
-  return os.str();
+  key += state;
+  return key;
 }
 
 // Why `key` traces again: the first of its guards that differs from `before`'s.
