@@ -15,17 +15,17 @@ namespace wick::data {
 
 namespace {
 
-// LMDB's on-disk layout (liblmdb's mdb.c: MDB_page, MDB_node, MDB_meta, MDB_db), as a 64-bit
-// little-endian liblmdb writes it: 8-byte page numbers and sizes, fields in the writer's byte order.
+// LMDB's on-disk layout (liblmdb's mdb.c: MDB_page, MDB_node, MDB_meta, MDB_db) as 64-bit
+// little-endian liblmdb writes it, with 8-byte page numbers and sizes.
 static_assert(sizeof(void*) == 8, "the layout below is 64-bit liblmdb's");
 constexpr uint64_t kPageHeader = 16;  // pgno u64, pad u16, flags u16, lower u16, upper u16
 constexpr uint64_t kNodeHeader = 8;   // lo u16, hi u16, flags u16, ksize u16, then key, data
 constexpr uint64_t kMetaBytes = kPageHeader + 136;  // what liblmdb reads of each meta page
 constexpr uint16_t kBranch = 0x01, kLeaf = 0x02, kOverflow = 0x04, kMeta = 0x08;
-constexpr uint16_t kBigData = 0x01;                       // a leaf's value is on overflow pages
-constexpr uint64_t kNoPage = ~uint64_t{0};                // P_INVALID: an empty tree's root
-constexpr uint32_t kMagic = 0xBEEFC0DE, kVersion = 1;     // MDB_MAGIC, MDB_DATA_VERSION
-constexpr int kMaxDepth = 32;                             // liblmdb's CURSOR_STACK
+constexpr uint16_t kBigData = 0x01;                    // a leaf's value is on overflow pages
+constexpr uint64_t kNoPage = ~uint64_t{0};             // P_INVALID: an empty tree's root
+constexpr uint32_t kMagic = 0xBEEFC0DE, kVersion = 1;  // MDB_MAGIC, MDB_DATA_VERSION
+constexpr int kMaxDepth = 32;                          // liblmdb's CURSOR_STACK
 // Within a meta page: psize = dbs[FREE].md_pad; the main database's MDB_db (48 bytes) at 88.
 constexpr uint64_t kMagicAt = 16, kVersionAt = 20, kPageSizeAt = 40, kMainDbAt = 88,
                    kLastPageAt = 136, kTxnAt = 144;
@@ -101,8 +101,8 @@ struct Walk {
     uint64_t run = le(&h[12], 4);
     if (le(&h[0], 8) != first || le(&h[10], 2) != kOverflow || run < needed)
       fail("overflow page ", first, " of key ", quote_key(key), " has page number ", le(&h[0], 8),
-           ", flags ", hex(le(&h[10], 2)), ", ", run, " pages (", needed, " hold its ",
-           value_bytes, " bytes)");
+           ", flags ", hex(le(&h[10], 2)), ", ", run, " pages (", needed, " hold its ", value_bytes,
+           " bytes)");
     if (run > pages - first)
       fail("overflow pages ", first, "..", first + run - 1, " of key ", quote_key(key),
            " run past the last page ", pages - 1);

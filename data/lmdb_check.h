@@ -13,8 +13,12 @@
 // liblmdb's cursor stack), free-space bounds and node offsets, key and value sizes inside the
 // page, overflow runs inside the file, and the meta page's counts matching the tree. Only plain
 // key -> value stores are accepted (main database flags 0, no sub-databases or duplicates), which
-// is what LMDBWriter, Caffe and py-lmdb's defaults write. The walk reads each page once and yields
+// is what LMDBWriter and Caffe's convert_imageset write. The walk reads each page once and yields
 // the keys in order, so the dataset lists its keys from it instead of walking the tree again.
+// The two meta pages hold the last two commits, and liblmdb reads the one with the larger
+// transaction id; a damaged id that makes the older one look newer is refused when the ids are
+// not one apart or the "newer" snapshot ends before the older one. Past that (a last commit that
+// did not grow the file) the older snapshot - intact, LMDB keeps it - is what gets read.
 //
 // A file that changes after the check would undo it: LMDBDataset compares the file liblmdb opened
 // with the one checked (device, inode, size, mtime) before any read transaction, and again before
