@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "data/lmdb_check.h"
 #include "data/loader_timeline.h"
 
 #ifdef WICK_HAVE_LMDB
@@ -92,8 +93,17 @@ void LMDBWriter::commit() {
 struct LMDBDataset::State {
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;
+  FileStamp stamp;  // the file as checked (Note [checking LMDB files before liblmdb])
   ~State() {
     if (env != nullptr) mdb_env_close(env);
+  }
+  // Refuses a file that changed since it was checked: liblmdb's map would show the change.
+  void check_unchanged(const std::string& path, const char* when) const {
+    int fd = -1;
+    mdb_env_get_fd(env, &fd);
+    FileStamp now = file_stamp(fd);
+    check_state(now == stamp, kOp, path, ": the file changed ", when, " (", stamp.bytes,
+                " bytes then, ", now.bytes, " now); open the store again");
   }
 };
 
@@ -103,36 +113,31 @@ LMDBDataset::LMDBDataset(const std::string& path, TFRecordImageFormat format, Tr
       format_(std::move(format)),
       transform_(std::move(transform)) {
   check_value(!format_.shape.empty(), kOp, "needs the images' shape");
+  // The structural check reads the file before liblmdb maps it, and its walk lists the keys.
+  LMDBFileCheck checked = check_lmdb_file(kOp, path);
+  state_->stamp = checked.stamp;
   check_mdb(mdb_env_create(&state_->env), kOp, path, "cannot create the environment");
+  // Map exactly the file that was checked, whatever map size its meta page asks for.
+  check_mdb(mdb_env_set_mapsize(state_->env, checked.stamp.bytes), kOp, path, "map size");
   // Read-only, no lock file, and read transactions not bound to threads: loader workers read
   // concurrently, and nothing writes while a dataset is open.
   int rc = mdb_env_open(state_->env, path.c_str(),
                         MDB_RDONLY | MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOTLS, 0);
   check_mdb(rc, kOp, path, "not a readable LMDB store");
+  state_->check_unchanged(path, "while it was being opened");
   MDB_txn* txn = nullptr;
   check_mdb(mdb_txn_begin(state_->env, nullptr, MDB_RDONLY, &txn), kOp, path, "begin");
-  struct Abort {
-    MDB_txn* t;
-    ~Abort() { mdb_txn_abort(t); }
-  } abort_on_exit{txn};
-  check_mdb(mdb_dbi_open(txn, nullptr, 0, &state_->dbi), kOp, path, "open the db");
-  MDB_cursor* cursor = nullptr;
-  check_mdb(mdb_cursor_open(txn, state_->dbi, &cursor), kOp, path, "cursor");
-  MDB_val key, value;
-  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == MDB_SUCCESS;
-       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-    std::string k(static_cast<const char*>(key.mv_data), key.mv_size);
-    if (k != key_of(static_cast<int64_t>(keys_.size()))) {
-      mdb_cursor_close(cursor);
-      throw std::runtime_error(error_message(kOp, path, ": key \"", k.substr(0, 40), "\" where ",
-                                             key_of(static_cast<int64_t>(keys_.size())),
+  rc = mdb_dbi_open(txn, nullptr, 0, &state_->dbi);
+  mdb_txn_abort(txn);
+  check_mdb(rc, kOp, path, "open the db");
+  keys_ = std::move(checked.keys);
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    std::string expected = key_of(static_cast<int64_t>(i));
+    if (keys_[i] != expected)
+      throw std::runtime_error(error_message(kOp, path, ": key ", quote_key(keys_[i]), " where ",
+                                             expected,
                                              " was expected (keys are 0-based example numbers)"));
-    }
-    keys_.push_back(std::move(k));
   }
-  mdb_cursor_close(cursor);
-  check_state(rc == MDB_NOTFOUND, kOp, path, ": cannot read the keys after ", keys_.size(),
-              " entries: ", mdb_strerror(rc));
 }
 
 LMDBDataset::~LMDBDataset() = default;
@@ -140,6 +145,7 @@ LMDBDataset::~LMDBDataset() = default;
 std::string LMDBDataset::value(int64_t index) const {
   check_example_index(kOp, index, size());
   const std::string& key = keys_[static_cast<size_t>(index)];
+  state_->check_unchanged(path_, "since it was opened");
   MDB_txn* txn = nullptr;
   check_mdb(mdb_txn_begin(state_->env, nullptr, MDB_RDONLY, &txn), kOp, path_, "begin");
   MDB_val k{key.size(), const_cast<char*>(key.data())}, v;

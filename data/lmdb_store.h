@@ -5,7 +5,9 @@
 //
 // Reads go through the page cache with no copy until decoding (mdb_get returns a pointer into
 // the map), and any number of threads read at once (MDB_NOTLS: a read transaction per get()).
-// LMDB checks its meta pages and page types but keeps no checksums, so a flipped byte inside a
+// liblmdb trusts its file, so a store is checked page by page before liblmdb maps it
+// (data/lmdb_check.h, Note [checking LMDB files before liblmdb]): a truncated or damaged store
+// is an error naming the file, never a crash. LMDB keeps no checksums, so a flipped byte inside a
 // value is caught only by the Example decoder; wick's errors name the file and the key. Optional
 // at build time (WICK_HAVE_LMDB); without it the constructors raise.
 #pragma once

@@ -346,7 +346,9 @@ def write_lmdb(path, records, map_bytes=1 << 30):
 
 class LMDBImageDataset(_CppVisionDataset):
     """Images and labels from an LMDB store of tf.train.Example records (write_lmdb's layout),
-    decoded like TFRecordImageDataset's; read by C++ through LMDB's memory map."""
+    decoded like TFRecordImageDataset's; read by C++ through LMDB's memory map once the file
+    has passed a structural check, so a truncated or damaged store raises RuntimeError naming
+    the file instead of crashing inside liblmdb (data/lmdb_check.h)."""
 
     def __init__(self, path, shape, image_key="image", label_key="label", transform=None,
                  target_transform=None):

@@ -156,16 +156,18 @@ def main():
     for i, seed in enumerate([b"\x00\x01\x02\x03", b"\x01" * 16, b"\x02\xff\x10\x80" * 8]):
         put("fuzz_checkpoint_struct", "choices%d" % i, seed)
 
-    # Valid checkpoints of the harness's own model and optimizers, written by the harness.
+    # Valid checkpoints of the harness's own model and optimizers, and small LMDB stores written
+    # by liblmdb, each written by its harness.
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build-fuzz")
-    binary = os.path.join(build, "tests", "fuzz", "fuzz_checkpoint")
-    if os.path.exists(binary):
-        out = os.path.join(CORPUS, "fuzz_checkpoint")
-        os.makedirs(out, exist_ok=True)
-        env = dict(os.environ, WICK_FUZZ_WRITE_SEEDS=out)
-        subprocess.run([binary, "-runs=0"], env=env, check=True, capture_output=True)
-    else:
-        print("make_corpus: %s not built; checkpoint seeds not written" % binary)
+    for fuzzer in ("fuzz_checkpoint", "fuzz_lmdb"):
+        binary = os.path.join(build, "tests", "fuzz", fuzzer)
+        if os.path.exists(binary):
+            out = os.path.join(CORPUS, fuzzer)
+            os.makedirs(out, exist_ok=True)
+            env = dict(os.environ, WICK_FUZZ_WRITE_SEEDS=out)
+            subprocess.run([binary, "-runs=0"], env=env, check=True, capture_output=True)
+        else:
+            print("make_corpus: %s not built; its seeds not written" % binary)
 
 
 if __name__ == "__main__":

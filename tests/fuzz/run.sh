@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
 all=(fuzz_safetensors fuzz_checkpoint fuzz_checkpoint_struct fuzz_mnist fuzz_cifar10 fuzz_trace
-     fuzz_alloc_config fuzz_tfrecord fuzz_example fuzz_image)
+     fuzz_alloc_config fuzz_tfrecord fuzz_example fuzz_image fuzz_lmdb)
 fuzzers=("$@")
 [ ${#fuzzers[@]} -gt 0 ] || fuzzers=("${all[@]}")
 build=build-fuzz
@@ -37,9 +37,12 @@ for f in "${fuzzers[@]}"; do
   work="$build/corpus/$f"
   mkdir -p "$work"
   log="$build/findings/$f.log"
+  extra=()  # a harness's dictionary of format tokens, if it has one
+  [ -f "tests/fuzz/$f.dict" ] && extra=(-dict="tests/fuzz/$f.dict")
   start=$(date +%s)
-  if "$build/tests/fuzz/$f" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$build/findings/$f-" "$work" "tests/fuzz/corpus/$f" > "$log" 2>&1; then
+  if "$build/tests/fuzz/$f" "${limit[@]}" "${extra[@]}" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build/findings/$f-" "$work" "tests/fuzz/corpus/$f" \
+    > "$log" 2>&1; then
     status=ok
   else
     status=FINDING
