@@ -109,6 +109,8 @@ def _judge(e):
         return
     if not isinstance(e, ALLOWED) or "wick.onnx" not in text or "\n" in text.strip():
         raise AssertionError(f"unclear error: {type(e).__name__}: {e}") from e
+    if text.startswith("wick.onnx: input '"):  # inputs are made to the declared shapes and types
+        raise AssertionError(f"the model refused the inputs it declares: {e}") from e
     if "failed on inputs" not in text:  # a deliberate message, not the interpreter's catch-all
         return
     cause = e.__cause__

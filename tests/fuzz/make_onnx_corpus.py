@@ -4,7 +4,7 @@ between them use every operator wick.onnx.load runs, in the opsets whose forms d
 before opset 10/11/13/18, inputs after). The harness imports seed_models() and mutates these;
 run as a script, this writes each one, serialized behind the raw-bytes marker, to
 tests/fuzz/corpus/fuzz_onnx_import/seed-<name>, so that libFuzzer's byte mutations start from
-valid files too.
+valid files too, and the models of the bugs it found to finding-<name>.
 
 usage: make_onnx_corpus.py
 """
@@ -152,11 +152,44 @@ def seed_models():
     return m
 
 
+def finding_models():
+    """name -> ModelProto: the bugs the fuzzer found, each as a small model (the fuzzer's own
+    reproducers depend on how the harness reads its bytes; these do not). Written as
+    finding-<name> beside the seeds, so that every run of the fuzzer replays them."""
+    m = {}
+    x = [("x", F, ["n", 3])]
+    y = [("y", F, ["n", "m"])]
+    m["float-shape"] = _model([_n("Reshape", ["x", "s"], ["y"])], x, y,
+                              [_init("s", np.array([np.nan, 3], np.float32))])
+    # Static values (initializers) fold in NumPy, whose own error leaked out.
+    m["expand-not-broadcastable"] = _model(
+        [_n("Expand", ["k", "s"], ["e"]), _n("Add", ["x", "e"], ["y"])], x, y,
+        [_init("k", _f32(2, 3)), _init("s", _i64(2, 2))])
+    m["dequantize-scale-2d"] = _model(
+        [_n("DequantizeLinear", ["k", "s"], ["d"]), _n("Add", ["x", "d"], ["y"])], x, y,
+        [_init("k", np.ones((2, 3), np.uint8)), _init("s", np.ones((2, 1), np.float32))])
+    # Constant nodes' 0-d arrays: NumPy folds two of them into a NumPy scalar.
+    m["folded-numpy-scalar"] = _model(
+        [_n("Constant", [], ["qa"], value=numpy_helper.from_array(np.array(3, np.uint8))),
+         _n("Constant", [], ["qb"], value=numpy_helper.from_array(np.array(4, np.uint8))),
+         _n("Add", ["qa", "qb"], ["q"]), _n("DequantizeLinear", ["q", "s"], ["d"]),
+         _n("Mul", ["x", "d"], ["y"])], x, y, [_init("s", np.float32(0.5))])
+    m["scalar-input"] = _model([_n("Add", ["x", "x"], ["y"])], [("x", F, [])], [("y", F, [])])
+    branch = helper.make_graph([_n("Identity", ["w"], ["o"])], "b", [],
+                               [helper.make_tensor_value_info("o", F, [2])],
+                               [_init("w", np.ones(2, np.float32))])
+    m["subgraph"] = _model([_n("If", ["c"], ["y"], then_branch=branch, else_branch=branch)],
+                           [("c", BOOL, [])], [("y", F, [2])])
+    m["checker-multiline"] = _model([_n("Relu", ["nowhere"], ["y"])], x, y)
+    return m
+
+
 def main():
     os.makedirs(CORPUS, exist_ok=True)
-    for name, model in seed_models().items():
-        with open(os.path.join(CORPUS, f"seed-{name}"), "wb") as f:
-            f.write(RAW + model.SerializeToString())
+    for prefix, models in (("seed", seed_models()), ("finding", finding_models())):
+        for name, model in models.items():
+            with open(os.path.join(CORPUS, f"{prefix}-{name}"), "wb") as f:
+                f.write(RAW + model.SerializeToString())
 
 
 if __name__ == "__main__":

@@ -244,7 +244,7 @@ def edit_static(model, fdp):
     t = info.type.tensor_type
     shape = [d.dim_value if d.HasField("dim_value") else fdp.ConsumeIntInRange(0, 3)
              for d in t.shape.dim]
-    if t.elem_type not in (1, 7, 9, 2) or math.prod(shape) > 4096:
+    if t.elem_type not in (1, 7, 9, 2) or max(shape, default=0) > 4096 or math.prod(shape) > 4096:
         return
     dtype = {1: np.float32, 7: np.int64, 9: np.bool_, 2: np.uint8}[t.elem_type]
     values = np.resize(np.array([_int(fdp) % 7 - 2 for _ in range(4)]), shape)
