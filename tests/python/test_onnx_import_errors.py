@@ -1,9 +1,9 @@
 """wick.onnx.load on bad input: corrupt, invalid and unsupported files raise ValueError /
 NotImplementedError / IndexError naming the node, and a corrupt value asking for a huge result is
-refused before anything is allocated. Three hypothesis fuzzers are the parser's fuzz tests
-(tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers): one mutates a valid file's bytes,
-one draws attributes and input shapes and holds whatever runs to ONNX Runtime, one does that for
-the pools' pads and ceil_mode."""
+refused before anything is allocated. Three hypothesis fuzzers hold what runs to ONNX Runtime:
+one mutates a valid file's bytes, one draws attributes and input shapes, one does that for the
+pools' pads and ceil_mode. The coverage-guided fuzzer of the importer is
+tests/fuzz/fuzz_onnx_import.py (atheris; tests/fuzz/run.sh)."""
 
 import io
 import re
