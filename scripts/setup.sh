@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages wick needs to build, test and benchmark, then the Python packages
-# Debian does not ship into .venv (hypothesis, for the property tests). Idempotent: packages
+# Debian does not ship into .venv (hypothesis, onnx, onnxruntime, atheris). Idempotent: packages
 # already present are left alone, and apt and pip run only when something is missing.
 #
 #   bash scripts/setup.sh           # what the build, the tests and CI need
@@ -65,12 +65,14 @@ fi
 cd "$(dirname "$0")/.."
 # hypothesis: property tests (tests/python/test_properties.py); onnx and onnxruntime: the ONNX
 # export is checked by onnx.checker and run by ONNX Runtime (tests/python/test_onnx*.py).
+# atheris: libFuzzer for Python, which runs the ONNX importer's fuzzer (tests/fuzz/run.sh's
+# fuzz_onnx_import; PyPI has wheels with libFuzzer built in, so no clang is needed for it).
 # "numpy<2" keeps Debian's NumPy 1.x, which wick's extension and Debian's PyTorch are built against.
-pip_packages=(hypothesis onnx onnxruntime "numpy<2")
+pip_packages=(hypothesis onnx onnxruntime atheris "numpy<2")
 if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-if ! .venv/bin/python -c "import hypothesis, onnx, onnxruntime" 2>/dev/null; then
+if ! .venv/bin/python -c "import hypothesis, onnx, onnxruntime, atheris" 2>/dev/null; then
   echo "setup: pip-installing ${pip_packages[*]} into .venv"
   .venv/bin/python -m pip install -q "${pip_packages[@]}"
 else

@@ -1,9 +1,9 @@
 """wick.onnx.load on bad input: corrupt, invalid and unsupported files raise ValueError /
 NotImplementedError / IndexError naming the node, and a corrupt value asking for a huge result is
-refused before anything is allocated. Three hypothesis fuzzers are the parser's fuzz tests
-(tests/fuzz/ holds the libFuzzer harnesses of the C++ parsers): one mutates a valid file's bytes,
-one draws attributes and input shapes and holds whatever runs to ONNX Runtime, one does that for
-the pools' pads and ceil_mode."""
+refused before anything is allocated. Three hypothesis fuzzers hold what runs to ONNX Runtime:
+one mutates a valid file's bytes, one draws attributes and input shapes, one does that for the
+pools' pads and ceil_mode. The coverage-guided fuzzer of the importer is
+tests/fuzz/fuzz_onnx_import.py (atheris; tests/fuzz/run.sh)."""
 
 import io
 import re
@@ -98,12 +98,37 @@ def test_unsupported_op_raises_at_load_naming_op_and_node():
         wick.onnx.load(model)
 
 
+def test_subgraphs_are_refused_and_their_external_data_named():
+    """An If node's branches are searched for external data (the search's merge of a subgraph's
+    files raised TypeError) and the op is refused by name."""
+    def branch(name, external=False):
+        t = numpy_helper.from_array(np.ones(2, np.float32), f"{name}_w")
+        if external:
+            t.ClearField("raw_data")
+            t.data_location = TensorProto.EXTERNAL
+            t.external_data.add(key="location", value="branch.bin")
+        return helper.make_graph([helper.make_node("Identity", [f"{name}_w"], [f"{name}_o"])],
+                                 name, [], [tensor_info(f"{name}_o", [2])], [t])
+    for external in (True, False):
+        node = helper.make_node("If", ["c"], ["y"], name="cond",
+                                then_branch=branch("then", external), else_branch=branch("else"))
+        model = make_model([node], [tensor_info("c", [], TensorProto.BOOL)],
+                           [tensor_info("y", [2])])
+        match = (r"keeps tensors in external data \(branch.bin\)" if external else
+                 r"op 'If' \(node 'cond'\) is not supported")
+        with pytest.raises(NotImplementedError, match=match):
+            wick.onnx.load(model.SerializeToString())
+
+
 def test_model_failing_the_checker_raises_value_error():
     # Relu reads a name that nothing defines: the checker's topological-order rule.
     nodes = [helper.make_node("Relu", ["nowhere"], ["y"])]
     model = make_model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])])
-    with pytest.raises(ValueError, match="not a valid ONNX model.*nowhere"):
+    with pytest.raises(ValueError, match="not a valid ONNX model.*nowhere") as info:
         wick.onnx.load(model)
+    # The checker quotes the node over several lines; the error is one (the fuzzer's first find).
+    assert "\n" not in str(info.value)
+    assert "of node: name: OpType: Relu is not output" in str(info.value)
 
 
 def test_unsupported_opset_and_attributes_raise_at_load():

@@ -49,11 +49,17 @@ class Node:
         self.attrs, self.opset = attrs, opset
 
 
+def _reason(e):
+    """Another library's exception as one line for a wick.onnx message: onnx.checker quotes the
+    offending node over several lines, and an error must read as one (docs/bad_input.md)."""
+    return " ".join(str(e).split()) or f"{type(e).__name__} (no reason given)"
+
+
 def _array(tensor, what):
     try:
         return numpy_helper.to_array(tensor)
     except Exception as e:  # a tensor whose data does not match its dims or type
-        raise ValueError(f"wick.onnx.load: {what} holds invalid tensor data: {e}") from e
+        raise ValueError(f"wick.onnx.load: {what} holds invalid tensor data: {_reason(e)}") from e
 
 
 def _attributes(proto, name):
@@ -103,7 +109,7 @@ def _parse(f):
             model = onnx.load_from_string(data)
         except Exception as e:  # protobuf's DecodeError and whatever a truncated message raises
             raise ValueError(f"wick.onnx.load: {label} is not an ONNX model; protobuf could not "
-                             f"decode it ({type(e).__name__}: {e})") from e
+                             f"decode it ({type(e).__name__}: {_reason(e)})") from e
     external = _external_files(model.graph) if path is None else None
     if external:  # locations are relative to the .onnx file's folder, which only a path gives
         raise NotImplementedError(f"wick.onnx.load: {label} keeps tensors in external data "
@@ -120,7 +126,7 @@ def _external_files(graph):
         for a in node.attribute:
             tensors += ([a.t] if a.HasField("t") else []) + list(a.tensors)
             for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                files |= _external_files(g)
+                files.update(_external_files(g))  # it returns a sorted list
     for t in tensors:
         if t.data_location == onnx.TensorProto.EXTERNAL:
             files.add(next((e.value for e in t.external_data if e.key == "location"), "?"))
@@ -132,14 +138,14 @@ def _check(model, label, path):
     try:  # given the path, the checker also checks the external data files' locations
         onnx.checker.check_model(model if path is None else path)
     except Exception as e:
-        reason = str(e).strip() or f"{type(e).__name__} (the checker gave no reason)"
-        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: {reason}") from e
+        raise ValueError(f"wick.onnx.load: {label} is not a valid ONNX model: {_reason(e)}") \
+            from e
     if path is not None and _external_files(model.graph):
         try:  # what onnx.load(path) does, on the bytes already read and decoded
             onnx.load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
         except Exception as e:
             raise ValueError(f"wick.onnx.load: {label}: its external data could not be read "
-                             f"({type(e).__name__}: {e})") from e
+                             f"({type(e).__name__}: {_reason(e)})") from e
 
 
 def _opset(model, label):
@@ -227,15 +233,17 @@ class ImportedModel:
         self.nodes = nodes
         self.input_names = [name for name, _, _ in inputs]
         self.output_names = [name for name, _, _ in outputs]
-        self._initializers = initializers
         self._inputs = inputs
-        self._outputs = outputs
         self._label = label
         for a in initializers.values():
             a.tensor = ops.to_wick(np.asarray(a)) if a.dtype.kind == "f" else None
+        self._interpreter = _Interpreter(nodes, initializers, self.input_names, outputs)
         # The initializers are captured as constants, not parameters; freeze=True turns on the
-        # inference passes that need constants (conv + batch-norm folding).
-        self._compiled = wick.compile(self._run, freeze=True) if compile else None
+        # inference passes that need constants (conv + batch-norm folding). What is compiled is
+        # the interpreter, which does not refer back to this model: the compiled function is held
+        # by wick's C++ executor, where Python's garbage collector cannot see a cycle, so a cycle
+        # through it (self._compiled -> self._run -> self) would keep every loaded model alive.
+        self._compiled = wick.compile(self._interpreter, freeze=True) if compile else None
 
     def __repr__(self):
         mode = "compiled" if self._compiled is not None else "eager"
@@ -262,16 +270,17 @@ class ImportedModel:
         tensors = self._check_inputs(args)
         with wick.no_grad():
             if self._compiled is None:
-                return self._run(*tensors)
+                return self._interpreter(*tensors)
             try:
                 return self._compiled(*tensors)
             except (wick.OutOfMemoryError, MemoryError) as e:
                 if str(e).startswith("wick.onnx"):  # a node's, raised while tracing
                     raise
                 # The replay and its memory plan run outside the interpreter's node loop.
+                shapes = [list(t.shape) for t in tensors]
                 raise wick.OutOfMemoryError(
                     f"wick.onnx: {self._label} ran out of memory running its compiled graph on "
-                    f"inputs {[list(t.shape) for t in tensors]}: {type(e).__name__}: {e}") from e
+                    f"inputs {shapes}: {type(e).__name__}: {_reason(e)}") from e
 
     def _check_inputs(self, args):
         if len(args) != len(self._inputs):
@@ -281,9 +290,10 @@ class ImportedModel:
         for arg, (name, elem, dims) in zip(args, self._inputs):
             if isinstance(arg, np.ndarray):
                 try:
-                    arg = wick.from_numpy(np.ascontiguousarray(arg))
+                    # np.require keeps a 0-d array 0-d (np.ascontiguousarray makes it 1-D).
+                    arg = wick.from_numpy(np.require(arg, requirements="C"))
                 except TypeError as e:
-                    raise TypeError(f"wick.onnx: input '{name}': {e}") from e
+                    raise TypeError(f"wick.onnx: input '{name}': {_reason(e)}") from e
             if not isinstance(arg, wick.Tensor):
                 raise TypeError(f"wick.onnx: input '{name}' must be a wick Tensor or a NumPy "
                                 f"array; got {type(arg).__name__}")
@@ -302,20 +312,19 @@ class ImportedModel:
             tensors.append(arg)
         return tensors
 
-    def _value(self, env, name, node):
-        if not name:
-            return None
-        if name not in env:
-            raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}) reads '{name}', which "
-                             "no earlier node or initializer defines")
-        return env[name]
 
-    def _run(self, *tensors):
-        """The interpreter: every node's translation in graph order (what wick.compile traces)."""
-        env = dict(self._initializers)
+class _Interpreter:
+    """The graph's nodes run one by one, each by its translation (what wick.compile traces)."""
+
+    def __init__(self, nodes, initializers, input_names, outputs):
+        self.nodes, self.initializers = nodes, initializers
+        self.input_names, self.outputs = input_names, outputs
+
+    def __call__(self, *tensors):
+        env = dict(self.initializers)
         env.update(zip(self.input_names, tensors))
         for node in self.nodes:
-            ins = [self._value(env, name, node) for name in node.inputs]
+            ins = [_value(env, name, node) for name in node.inputs]
             try:
                 outs = OPS[node.op](node, ins)
             except Exception as e:
@@ -323,10 +332,10 @@ class ImportedModel:
                     raise
                 shapes = [list(v.shape) if v is not None else None for v in ins]
                 raise _error_kind(e)(f"wick.onnx: node '{node.name}' ({node.op}) failed on "
-                                     f"inputs {shapes}: {type(e).__name__}: {e}") from e
-            env.update((name, v) for name, v in zip(node.outputs, outs) if name)
+                                     f"inputs {shapes}: {type(e).__name__}: {_reason(e)}") from e
+            env.update((name, ops.static_array(v)) for name, v in zip(node.outputs, outs) if name)
         results = []
-        for name, elem, _ in self._outputs:
+        for name, elem, _ in self.outputs:
             if name not in env:
                 raise ValueError(f"wick.onnx: no node computes the graph output '{name}'")
             v = ops.to_wick(env[name])
@@ -334,6 +343,15 @@ class ImportedModel:
                 v = v.to(ops.WICK_DTYPES[elem])
             results.append(v)
         return results[0] if len(results) == 1 else tuple(results)
+
+
+def _value(env, name, node):
+    if not name:
+        return None
+    if name not in env:
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}) reads '{name}', which "
+                         "no earlier node or initializer defines")
+    return env[name]
 
 
 __all__ = ["load", "ImportedModel"]

@@ -230,11 +230,23 @@ def gemm(node, ins):
 _QRANGE = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
 
 
-def _per_axis(node, v, rank):
-    """scale / zero_point broadcast along `axis` (per-channel), or as scalars."""
-    if v is None or len(v.shape) == 0 or (len(v.shape) == 1 and v.shape[0] == 1 and rank != 1):
-        return v if v is None or len(v.shape) == 0 else reshape_to(v, [])
+def _per_axis(node, v, dims, what, scale=None):
+    """scale / zero_point broadcast along `axis` (per-channel), or as scalars. ONNX allows a
+    scalar (or one element) and a 1-D tensor of the axis's length; a zero point has its scale's
+    shape. Anything else is refused here, before NumPy or wick broadcast it."""
+    if v is None:
+        return None
+    rank = len(dims)
+    if scale is not None and list(v.shape) != list(scale.shape):
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): {what} has shape "
+                         f"{list(v.shape)}, its scale {list(scale.shape)}; ONNX needs the same")
+    if len(v.shape) == 0 or (len(v.shape) == 1 and v.shape[0] == 1 and rank != 1):
+        return v if len(v.shape) == 0 else reshape_to(v, [])
     axis = axis_in(node, node.attrs.get("axis", 1), rank)
+    if len(v.shape) != 1 or v.shape[0] != dims[axis]:
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): {what} of shape "
+                         f"{list(v.shape)} is neither a scalar nor one value per entry of axis "
+                         f"{axis} of the input's shape {dims}")
     shape = [1] * rank
     shape[axis] = v.shape[0]
     return reshape_to(v, shape)
@@ -250,9 +262,11 @@ def quantize_linear(node, ins):
         raise ValueError(f"wick.onnx: node '{node.name}' (QuantizeLinear): zero point type "
                          f"{qtype} is not supported (uint8 and int8 are)")
     lo, hi = _QRANGE[qtype]
-    rank = len(shape_of(x))
-    scale = _per_axis(node, scale.astype(np.float32), rank)
-    zpf = _per_axis(node, (zp if zp is not None else np.zeros((), qtype)).astype(np.float32), rank)
+    dims = shape_of(x)
+    scalef = _per_axis(node, scale.astype(np.float32), dims, "y_scale")
+    zpf = _per_axis(node, (zp if zp is not None else np.zeros(scale.shape, qtype)).astype(
+        np.float32), dims, "y_zero_point", scale)
+    scale = scalef
     if is_static(x):
         return [np.clip(np.rint(x.astype(np.float32) / scale) + zpf, lo, hi).astype(qtype)]
     y = (to_wick(x).float() / to_wick(scale)).round() + to_wick(zpf)
@@ -263,9 +277,11 @@ def dequantize_linear(node, ins):
     x, scale = ins[0], static(node, ins[1], "x_scale")
     zp = static(node, ins[2], "x_zero_point") if len(ins) > 2 and ins[2] is not None else None
     check_size(node, shape_of(x), 4, is_static(x))  # uint8 in, float32 out: four times the bytes
-    rank = len(shape_of(x))
-    scale = _per_axis(node, scale.astype(np.float32), rank)
-    zpf = None if zp is None else _per_axis(node, zp.astype(np.float32), rank)
+    dims = shape_of(x)
+    scalef = _per_axis(node, scale.astype(np.float32), dims, "x_scale")
+    zpf = None if zp is None else _per_axis(node, zp.astype(np.float32), dims, "x_zero_point",
+                                            scale)
+    scale = scalef
     if is_static(x):
         xf = x.astype(np.float32)
         return [((xf - zpf if zpf is not None else xf) * scale).astype(np.float32)]

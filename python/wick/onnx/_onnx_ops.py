@@ -62,7 +62,14 @@ def element_bound(itemsize, static=False):
 
 
 def is_static(v):
-    return isinstance(v, np.ndarray)
+    # NumPy folds 0-d arrays into NumPy scalars (np.add of two 0-d arrays is an np.float32), which
+    # are as static; the interpreter stores every static result as an array (static_array).
+    return isinstance(v, (np.ndarray, np.generic))
+
+
+def static_array(v):
+    """A translation's result as the interpreter keeps it: a NumPy scalar as a 0-d array."""
+    return np.asarray(v) if isinstance(v, np.generic) else v
 
 
 class Initializer(np.ndarray):
@@ -82,7 +89,8 @@ def to_wick(v):
         return v.tensor
     if v.dtype.type not in _FROM_NUMPY:
         v = v.astype(np.int32 if v.dtype.kind in "iu" and v.itemsize < 4 else np.int64)
-    return wick.from_numpy(np.ascontiguousarray(v).copy())
+    # np.array(..., order="C"), not np.ascontiguousarray: that returns a 0-d array as 1-D.
+    return wick.from_numpy(np.array(v, order="C"))
 
 
 def shape_of(v):
@@ -114,8 +122,16 @@ def static(node, v, what):
 
 
 def static_ints(node, v, what):
+    """A static input of integers (shapes, axes, pads, starts...) as a list of Python ints. ONNX
+    types these inputs int64 (or int32), but the checker does not look at the types of values a
+    node reads, so a float tensor arrives here and its NaN or 2.5 must not become a number."""
     v = static(node, v, what)
-    return None if v is None else [int(i) for i in v.reshape(-1)]
+    if v is None:
+        return None
+    if v.dtype.kind not in "iu":
+        raise ValueError(f"wick.onnx: node '{node.name}' ({node.op}): input '{what}' must hold "
+                         f"integers (int64); it holds {v.dtype} values")
+    return [int(i) for i in v.reshape(-1)]
 
 
 def axis_in(node, axis, rank, what="axis"):
@@ -410,6 +426,9 @@ def expand(node, ins):
     dims = shape_of(x)
     rank = max(len(dims), len(target))
     dims, target = [1] * (rank - len(dims)) + dims, [1] * (rank - len(target)) + target
+    if any(d != t and d != 1 and t != 1 for d, t in zip(dims, target)):
+        raise ValueError(f"wick.onnx: node '{node.name}' (Expand): shape {target} does not "
+                         f"broadcast with the input's shape {dims}")
     out = check_size(node, [d if t == 1 else t for d, t in zip(dims, target)],
                      x.dtype.itemsize, is_static(x))
     if is_static(x):
