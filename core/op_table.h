@@ -62,7 +62,7 @@ enum class BinaryCheck : uint8_t {
   NotBool,      // bool operands are refused (after promotion)
   NotBothBool,  // sub of two bools: PyTorch points to logical_xor instead
   IntPower,     // integers to a negative integer power have no integer value
-  IntDivisor,   // bool refused; an integer kernel cannot raise, so a zero divisor is refused first
+  IntDivisor,   // bool refused; a zero integer divisor raises (CPU kernel; front fn elsewhere)
 };
 
 struct OpAttr {

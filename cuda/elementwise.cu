@@ -53,7 +53,10 @@ struct BinaryFn {
 };
 
 // Promote rows run on every dtype, Compare rows write bool, and the others (true division, the
-// activations' derivatives) run on floating point only.
+// activations' derivatives) run on floating point only. A kernel cannot raise, so the integer
+// division rows (IntDivisor) have their divisor checked by binary_op before the launch; a graph
+// replayed without it gets 0 where a divisor is 0 (Note [integer division] in
+// core/ops/scalar_math.h), where PyTorch's CUDA result is undefined.
 template <class Fn, DTypeRule rule>
 void binary_kernel(const Tensor& a, const Tensor& b, Tensor& out) {
   auto run = [&](auto tag) {

@@ -49,7 +49,12 @@ class Translation {
     if (family == "unary") {
       unary();
     } else if (family == "binary") {
-      result(2, info_.export_name, {in(0), in(1)});
+      // ONNX's Mod is Python's % (remainder) only for integers; fmod=1 is C's fmod.
+      if (n_.op == OpKey::remainder && is_floating(e_.g.value(n_.params[0]).dtype))
+        e_.fail("op 'remainder' of floating point",
+                " has no ONNX export (ONNX's Mod takes the divisor's sign for integers only)");
+      result(2, info_.export_name, {in(0), in(1)}, &made);
+      if (n_.op == OpKey::fmod) set_int(made, "fmod", 1);
     } else if (n_.op == OpKey::copy) {
       copy();
     } else if (n_.op == OpKey::bmm) {

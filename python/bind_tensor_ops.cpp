@@ -1,5 +1,5 @@
 // Elementwise math as Tensor methods, as wick.* functions and as Python operators:
-// + - * / ** @, unary minus, comparisons, their reflected forms with Python numbers, and the
+// + - * / // % ** @, unary minus, comparisons, their reflected forms with Python numbers, and the
 // in-place forms (add_, x += y, ...).
 //
 // Note [fast operator path]
@@ -92,6 +92,9 @@ Tensor rem_ts(const Tensor& a, const Scalar& s) { return remainder(a, scalar_lik
 Tensor rrem_ts(const Tensor& a, const Scalar& s) { return remainder(scalar_like(s, a), a); }
 Tensor fmod_tt(const Tensor& a, const Tensor& b) { return fmod(a, b); }
 Tensor fmod_ts(const Tensor& a, const Scalar& s) { return fmod(a, scalar_like(s, a)); }
+Tensor floordiv_tt(const Tensor& a, const Tensor& b) { return div_floor(a, b); }
+Tensor floordiv_ts(const Tensor& a, const Scalar& s) { return div_floor(a, scalar_like(s, a)); }
+Tensor rfloordiv_ts(const Tensor& a, const Scalar& s) { return div_floor(scalar_like(s, a), a); }
 Tensor lor_tt(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
 
 // `other * alpha` for add/sub's alpha argument.
@@ -116,6 +119,19 @@ void warn_deprecated_alpha_first(const char* op) {
                         "(Tensor other, *, Number alpha)";
   // Under `-W error` the warning is an exception, which must reach Python as one.
   if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw py::error_already_set();
+}
+
+// torch.div's rounding_mode: None, 'trunc' or 'floor' (core/ops/elementwise.h checks the value).
+Tensor div_rounding(const Tensor& a, py::handle b, py::handle rounding_mode) {
+  if (rounding_mode.is_none()) return binary_method<div_tt, div_ts>(a, b);
+  check_type(py::isinstance<py::str>(rounding_mode), "div",
+             "rounding_mode must be None, 'trunc' or 'floor'; got ",
+             Py_TYPE(rounding_mode.ptr())->tp_name);
+  std::string mode = rounding_mode.cast<std::string>();
+  check_value(!mode.empty(), "div",
+              "expected rounding_mode to be one of None, 'trunc', or 'floor'; got ''");
+  if (const Tensor* t = try_tensor(b)) return div(a, *t, mode);
+  return div(a, scalar_like(to_scalar(b, "other"), a), mode);
 }
 
 // Writes `result` into `self` (Tensor::copy_, which bumps the version and rebases autograd
@@ -163,6 +179,21 @@ Tensor where_any(const Tensor& cond, py::handle a, py::handle b) {
   return where(cond, scalar_tensor(sa, dtype), scalar_tensor(sb, dtype));
 }
 
+// Note [in-place integer division]
+// `a //= b`, `a %= b`, floor_divide_, remainder_, fmod_ and div_(rounding_mode=...) compute the
+// result out of place and then copy it into `a`, like div_. So a zero in an integer divisor
+// raises ZeroDivisionError before `a` is touched: `a` keeps every element it had. (PyTorch raises
+// from inside its loop and leaves the elements before the zero divided.) What is not a tensor or
+// a number returns NotImplemented from the operators, so Python can try the reflected method.
+template <TensorTensor FT, TensorScalar FS>
+py::object divide_inplace(py::object self, py::handle b, const char* op, bool method = false) {
+  const Tensor& t = self.cast<const Tensor&>();
+  Scalar s;
+  if (!method && try_tensor(b) == nullptr && !try_scalar(b, s)) return not_implemented();
+  check_operand_overlap(t, b, op);
+  return assign(self, binary_method<FT, FS>(t, b), op);
+}
+
 void bind_operators(py::class_<Tensor>& cls) {
   cls.def("__add__", &binary_op<add_tt, add_ts>)
       .def("__radd__", &reflected_op<add_tt, add_ts>)
@@ -174,6 +205,8 @@ void bind_operators(py::class_<Tensor>& cls) {
       .def("__rtruediv__", &reflected_op<div_tt, rdiv_ts>)
       .def("__pow__", &binary_op<pow_tt, pow_ts>)
       .def("__rpow__", &reflected_op<pow_tt, rpow_ts>)
+      .def("__floordiv__", &binary_op<floordiv_tt, floordiv_ts>)
+      .def("__rfloordiv__", &reflected_op<floordiv_tt, rfloordiv_ts>)
       .def("__mod__", &binary_op<rem_tt, rem_ts>)
       .def("__rmod__", &reflected_op<rem_tt, rrem_ts>)
       .def("__matmul__",
@@ -246,10 +279,18 @@ void bind_operators(py::class_<Tensor>& cls) {
              check_operand_overlap(t, b, "div_");
              return assign(self, binary_method<div_tt, div_ts>(t, b), "div_");
            })
-      .def("__ipow__", [](py::object self, py::handle b) -> py::object {
-        const Tensor& t = self.cast<const Tensor&>();
-        check_operand_overlap(t, b, "pow_");
-        return assign(self, binary_method<pow_tt, pow_ts>(t, b), "pow_");
+      .def("__ipow__",
+           [](py::object self, py::handle b) -> py::object {
+             const Tensor& t = self.cast<const Tensor&>();
+             check_operand_overlap(t, b, "pow_");
+             return assign(self, binary_method<pow_tt, pow_ts>(t, b), "pow_");
+           })
+      .def("__ifloordiv__",
+           [](py::object self, py::handle b) {
+             return divide_inplace<floordiv_tt, floordiv_ts>(self, b, "floor_divide_");
+           })
+      .def("__imod__", [](py::object self, py::handle b) {
+        return divide_inplace<rem_tt, rem_ts>(self, b, "remainder_");
       });
 }
 
@@ -314,12 +355,12 @@ void bind_inplace(py::class_<Tensor>& cls) {
          py::arg("other"))
       .def(
           "div_",
-          [](py::object self, py::handle other) {
+          [](py::object self, py::handle other, py::handle rounding_mode) {
             check_operand_overlap(self.cast<const Tensor&>(), other, "div_");
-            return assign(self, binary_method<div_tt, div_ts>(self.cast<const Tensor&>(), other),
+            return assign(self, div_rounding(self.cast<const Tensor&>(), other, rounding_mode),
                           "div_");
           },
-          py::arg("other"))
+          py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none())
       .def(
           "pow_",
           [](py::object self, py::handle e) {
@@ -328,6 +369,24 @@ void bind_inplace(py::class_<Tensor>& cls) {
                           "pow_");
           },
           py::arg("exponent"))
+      .def(
+          "floor_divide_",
+          [](py::object self, py::handle other) {
+            return divide_inplace<floordiv_tt, floordiv_ts>(self, other, "floor_divide_", true);
+          },
+          py::arg("other"))
+      .def(
+          "remainder_",
+          [](py::object self, py::handle other) {
+            return divide_inplace<rem_tt, rem_ts>(self, other, "remainder_", true);
+          },
+          py::arg("other"))
+      .def(
+          "fmod_",
+          [](py::object self, py::handle other) {
+            return divide_inplace<fmod_tt, fmod_ts>(self, other, "fmod_", true);
+          },
+          py::arg("other"))
       .def("zero_",
            [self_arg](py::object self) {
              self_arg(self).zero_();
@@ -436,13 +495,9 @@ void init_tensor_ops(py::module_& m) {
   }
   bind_both(cls, m, "mul", &binary_method<mul_tt, mul_ts>, py::arg("other"));
   bind_both(cls, m, "multiply", &binary_method<mul_tt, mul_ts>, py::arg("other"));
-  bind_both(
-      cls, m, "div",
-      [](const Tensor& a, py::handle b, py::handle rounding_mode) {
-        if (!rounding_mode.is_none()) throw py::value_error("[div] rounding_mode is not supported");
-        return binary_method<div_tt, div_ts>(a, b);
-      },
-      py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  bind_both(cls, m, "div", &div_rounding, py::arg("other"), py::kw_only(),
+            py::arg("rounding_mode") = py::none());
+  bind_both(cls, m, "floor_divide", &binary_method<floordiv_tt, floordiv_ts>, py::arg("other"));
   bind_both(cls, m, "true_divide", &binary_method<div_tt, div_ts>, py::arg("other"));
   bind_both(cls, m, "pow", &binary_method<pow_tt, pow_ts>, py::arg("exponent"));
   bind_both(cls, m, "maximum", &binary_method<max_tt, maximum_ts>, py::arg("other"));

@@ -62,8 +62,9 @@ def emit_class(name, cls, indent, out):
         if attr.startswith("__") and attr not in (
                 "__init__", "__getitem__", "__setitem__", "__len__", "__iter__", "__call__",
                 "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-                "__truediv__", "__rtruediv__", "__pow__", "__rpow__", "__matmul__", "__neg__",
-                "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__iadd__",
+                "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+                "__rmod__", "__pow__", "__rpow__", "__matmul__", "__neg__", "__ifloordiv__",
+                "__imod__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__iadd__",
                 "__isub__", "__imul__", "__itruediv__", "__bool__", "__float__", "__int__",
                 "__index__", "__dlpack__", "__dlpack_device__", "__next__", "__and__", "__or__",
                 "__invert__", "__abs__"):

@@ -56,6 +56,14 @@ BinaryGrads fmod_grad(const BinaryGradArgs& s) {  // a - b trunc(a / b)
   return {s.needs_a ? s.grad : Tensor(), s.needs_b ? -(s.grad * trunc(s.a / s.b)) : Tensor()};
 }
 
+// A rounded quotient is a step function of both operands: its gradient is zero wherever it
+// exists, which is what PyTorch's div(rounding_mode=...) returns (PyTorch 1.13's floor_divide,
+// the same quotient, raises "not implemented" in backward instead; wick's // follows div).
+BinaryGrads div_floor_grad(const BinaryGradArgs& s) {
+  return {s.needs_a ? zeros_like(s.grad) : Tensor(), s.needs_b ? zeros_like(s.grad) : Tensor()};
+}
+BinaryGrads div_trunc_grad(const BinaryGradArgs& s) { return div_floor_grad(s); }
+
 // atan2(a, b) = atan(a / b): d = (b da - a db) / (a^2 + b^2).
 BinaryGrads atan2_grad(const BinaryGradArgs& s) {
   Tensor r2 = s.a * s.a + s.b * s.b;

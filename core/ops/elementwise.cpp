@@ -6,6 +6,7 @@
 
 #include "autograd/functions/elementwise.h"
 #include "core/autocast.h"
+#include "core/dispatch_observer.h"
 #include "core/op_table.h"
 #include "core/ops.h"
 #include "core/ops/op_utils.h"
@@ -82,8 +83,13 @@ void check_operands(const OpInfo& op, const Tensor& a, const Tensor& b, DType dt
     case BinaryCheck::NotBool:
     case BinaryCheck::IntDivisor:
       check_type(dtype != kBool, op.name, "not supported for bool tensors");
-      if (op.check == BinaryCheck::IntDivisor && !is_floating(dtype) && b.numel() > 0) {
-        // An integer kernel cannot raise, so a zero divisor is refused before it runs.
+      // A CPU kernel refuses a zero integer divisor itself (Note [integer division by zero] in
+      // core/cpu/binary_kernels.cpp); a CUDA kernel cannot raise, so on other devices it is
+      // refused here, at the cost of a sync. The check's own ops are no part of the op: a trace
+      // does not record them.
+      if (op.check == BinaryCheck::IntDivisor && !is_floating(dtype) && !b.device().is_cpu() &&
+          a.numel() > 0 && b.numel() > 0) {
+        DispatchObserverGuard unobserved(nullptr);
         bool zero = (detail::cast(b, kInt64) == 0).to(kInt64).sum().item<int64_t>() > 0;
         check_state(!zero, op.name, "ZeroDivisionError: integer division by zero");
       }
@@ -131,6 +137,22 @@ Tensor binary_op(OpKey key, const Tensor& a_in, const Tensor& b_in) {
   })
 WICK_BINARY_OPS(WICK_DEFINE_BINARY)
 #undef WICK_DEFINE_BINARY
+
+namespace {
+OpKey rounding_op(const std::string& mode) {
+  check_value(mode.empty() || mode == "trunc" || mode == "floor", "div",
+              "expected rounding_mode to be one of None, 'trunc', or 'floor'; got '", mode, "'");
+  return mode.empty() ? OpKey::div : mode == "trunc" ? OpKey::div_trunc : OpKey::div_floor;
+}
+}  // namespace
+
+Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
+  return binary_op(rounding_op(rounding_mode), a, b);
+}
+
+Tensor div(const Tensor& a, const Scalar& b, const std::string& rounding_mode) {
+  return binary_op(rounding_op(rounding_mode), a, wrap(a, b));
+}
 
 Tensor pow(const Tensor& a_in, const Scalar& exponent) {
   detail::check_defined("pow", a_in);

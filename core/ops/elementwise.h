@@ -11,7 +11,8 @@ namespace wick {
 // One function per binary op of the op table (core/ops/op_list.h), and for the rows whose api
 // column is `number` one taking a Scalar too: add, sub, mul, div, pow, maximum, minimum, the
 // comparisons (eq, ne, lt, le, gt, ge: bool results, no gradient), logical_and, logical_or,
-// remainder, fmod, atan2, hypot and logaddexp (log(e^a + e^b), without overflow).
+// remainder, fmod, div_floor, div_trunc, atan2, hypot and logaddexp (log(e^a + e^b), without
+// overflow).
 #define WICK_DECLARE_BINARY(name, api, ...)                            \
   WICK_IF_TENSOR_##api(Tensor name(const Tensor& a, const Tensor& b);) \
       WICK_IF_SCALAR_##api(Tensor name(const Tensor& a, const Scalar& b);)
@@ -20,6 +21,13 @@ WICK_BINARY_OPS(WICK_DECLARE_BINARY)
 // Any binary op of the op table by its key, as its row says: autocast, the row's check,
 // promotion, the kernel, and the backward node saving what the gradients read.
 Tensor binary_op(OpKey op, const Tensor& a, const Tensor& b);
+// torch.div's rounding_mode: "trunc" (div_trunc), "floor" (div_floor) or "" (true division).
+Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode);
+Tensor div(const Tensor& a, const Scalar& b, const std::string& rounding_mode);
+// Python's //: the quotient rounded toward -inf (div_floor). An integer divisor with a zero
+// raises ZeroDivisionError; MIN // -1 wraps to MIN (Note [integer division]).
+inline Tensor floor_divide(const Tensor& a, const Tensor& b) { return div_floor(a, b); }
+inline Tensor floor_divide(const Tensor& a, const Scalar& b) { return div_floor(a, b); }
 // A number exponent is the pow_scalar row (a unary op with the exponent as its attribute).
 Tensor pow(const Tensor& a, const Scalar& exponent);
 

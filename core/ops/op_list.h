@@ -84,8 +84,11 @@
 //   reads_a   what d(a) reads (A, B, Out, their unions, or None); reads_b: what d(b) reads.
 //             The node saves only what the gradients it will compute read: mul keeps b for d(a)
 //             and a for d(b), so `w * x` with only w requiring grad keeps x alone.
-// remainder has the divisor's sign (Python's %), fmod the dividend's (C's fmod); integer division
-// by zero raises, as in PyTorch. The *_backward rows compute (grad, saved) -> grad_input.
+// remainder has the divisor's sign (Python's %), fmod the dividend's (C's fmod); div_floor is
+// Python's // (floor_divide, div(rounding_mode='floor')) and div_trunc C's / (rounding_mode=
+// 'trunc'); their gradients are zero, as in PyTorch. Integer division by zero raises
+// ZeroDivisionError, as in PyTorch (Note [integer division by zero] in core/cpu/binary_kernels.cpp).
+// The *_backward rows compute (grad, saved) -> grad_input.
 #define WICK_BINARY_OPS(X)                                                                        \
   X(add,         number,   Promote,         Keep,    NoCheck,     diff,   None, None,             \
     "AddBackward", "Add")                                                                         \
@@ -116,6 +119,10 @@
     "RemainderBackward", "Mod")                                                                   \
   X(fmod,        number,   Promote,         Keep,    IntDivisor,  diff,   None, AB,               \
     "FmodBackward", "Mod")                                                                        \
+  X(div_floor,   number,   Promote,         Keep,    IntDivisor,  diff,   None, None,             \
+    "DivBackward", "")                                                                            \
+  X(div_trunc,   number,   Promote,         Keep,    IntDivisor,  diff,   None, None,             \
+    "DivBackward", "")                                                                            \
   X(atan2,       plain,    PromoteFloating, Float32, NotBool,     diff,   AB,   AB,               \
     "Atan2Backward", "")                                                                          \
   X(hypot,       plain,    PromoteFloating, Keep,    NotBool,     diff,   AOut, BOut,             \

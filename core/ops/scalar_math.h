@@ -64,6 +64,7 @@ WICK_MATH_UNARY(nearbyint)  // round half to even, as torch.round
 WICK_MATH_BINARY(atan2)
 WICK_MATH_BINARY(hypot)
 WICK_MATH_BINARY(fmod)
+WICK_MATH_BINARY(copysign)
 #undef WICK_MATH_BINARY
 
 WICK_HOST_DEVICE inline double pow(double x, double y) {
@@ -100,6 +101,44 @@ constexpr bool is_bool = std::is_same_v<C, bool>;
 template <class C>
 constexpr bool is_unsigned_or_bool = std::is_unsigned_v<C> || std::is_same_v<C, bool>;
 #endif
+
+// The unsigned type of a signed integer's width, for arithmetic that wraps around. NVRTC only
+// parses it: the chains it compiles are float32 (jit/passes/fuse_elementwise.cpp).
+#ifdef __CUDACC_RTC__
+template <class C>
+using unsigned_t = C;
+#else
+template <class C>
+using unsigned_t = std::make_unsigned_t<C>;
+#endif
+
+// Note [integer division]
+// C++ leaves an integer x / 0 and x % 0 undefined, and MIN / -1 and MIN % -1 too (the quotient
+// -MIN does not fit; x86's idiv traps with SIGFPE, which is how PyTorch 1.13 and 2.x kill the
+// process on `torch.tensor([-2**63]) // -1`, for int32 and int64, in //, div(rounding_mode=...),
+// % and fmod). The integer quotient and remainder below never do either:
+//   - a divisor of -1 negates with two's-complement wrap-around: MIN // -1 is MIN and MIN % -1
+//     is 0, what PyTorch gives for int8 (computed in int) and on ARM (no trap);
+//   - a zero divisor gives 0, quotient and remainder (NumPy's answer). On the CPU that value is
+//     never seen: the kernels of the IntDivisor rows scan the divisor and raise ZeroDivisionError
+//     before writing anything (Note [integer division by zero] in core/cpu/binary_kernels.cpp).
+//     A CUDA kernel cannot raise: eager GPU ops are checked by their front function, and a
+//     compiled graph replayed on a GPU gets the 0s (PyTorch's CUDA result is undefined there).
+template <class C>
+WICK_HOST_DEVICE inline C int_quotient(C a, C b) {  // truncated, as C's /
+  if (b == C(0)) return C(0);
+  if constexpr (!is_unsigned_or_bool<C>) {
+    if (b == C(-1)) return C(unsigned_t<C>(0) - unsigned_t<C>(a));
+  }
+  return C(a / b);
+}
+template <class C>
+WICK_HOST_DEVICE inline C int_remainder(C a, C b) {  // truncated: the dividend's sign, as C's %
+  if constexpr (!is_unsigned_or_bool<C>) {
+    if (b == C(-1)) return C(0);
+  }
+  return b == C(0) ? C(0) : C(a % b);
+}
 
 template <class C>
 WICK_HOST_DEVICE inline bool isnan(C x) {
@@ -310,14 +349,52 @@ struct mul_fn {
     }
   }
 };
-// Integer division by zero is refused by the front function before the kernel runs.
+// The quotients and remainders of integers never divide by zero or overflow (Note [integer
+// division]); bool never reaches them (the front function refuses it).
+struct div_trunc_fn {  // the quotient rounded toward zero: div(a, b, rounding_mode='trunc')
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (math::is_bool<C>) {
+      return a;
+    } else if constexpr (math::is_integral<C>) {
+      return math::int_quotient(a, b);
+    } else {
+      return math::trunc(a / b);
+    }
+  }
+};
+// The quotient rounded toward -inf: a // b, floor_divide, div(a, b, rounding_mode='floor').
+// Floating point follows PyTorch's div_floor: floor(a / b) would round a / b first, so 1 // 0.1
+// would be 10 (Python says 9.0); (a - fmod(a, b)) / b is exact up to the last step, and a zero
+// divisor gives a / b (inf or NaN), as in PyTorch.
+struct div_floor_fn {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (math::is_bool<C>) {
+      return a;
+    } else if constexpr (math::is_unsigned_or_bool<C>) {
+      return math::int_quotient(a, b);
+    } else if constexpr (math::is_integral<C>) {
+      C q = math::int_quotient(a, b), r = math::int_remainder(a, b);
+      return r != C(0) && ((r < C(0)) != (b < C(0))) ? C(q - C(1)) : q;
+    } else {
+      if (b == C(0)) return a / b;
+      C mod = math::fmod(a, b);
+      C div = (a - mod) / b;
+      if (mod != C(0) && ((b < C(0)) != (mod < C(0)))) div -= C(1);
+      if (div == C(0)) return math::copysign(C(0), a / b);
+      C floored = math::floor(div);
+      return div - floored > C(0.5) ? C(floored + C(1)) : floored;
+    }
+  }
+};
 struct fmod_fn {  // the remainder of truncated division: it has the dividend's sign
   template <class C>
   WICK_HOST_DEVICE C operator()(C a, C b) const {
     if constexpr (math::is_bool<C>) {
-      return a && !b;  // never reached: the front function refuses bool
+      return a && !b;
     } else if constexpr (math::is_integral<C>) {
-      return a % b;
+      return math::int_remainder(a, b);
     } else {
       return math::fmod(a, b);
     }

@@ -85,7 +85,10 @@ def unary_sample(name):
 
 BINARY_CALL = {
     "maximum": lambda m, a, b: m.maximum(a, b), "minimum": lambda m, a, b: m.minimum(a, b),
+    "div_floor": lambda m, a, b: m.div(a, b, rounding_mode="floor"),
+    "div_trunc": lambda m, a, b: m.div(a, b, rounding_mode="trunc"),
 }
+INT_DIVISION = ("div", "pow", "remainder", "fmod", "div_floor", "div_trunc")
 # The activations' derivatives are kernels their forward op's backward runs: checked through it.
 VIA_GRADIENT = {"relu_backward": "relu", "gelu_backward": "gelu", "gelu_tanh_backward":
                 "gelu_tanh", "silu_backward": "silu", "sigmoid_backward": "sigmoid",
@@ -285,7 +288,7 @@ def test_binary_matches_pytorch(name):
         b = wick.tensor(positive(3, 4, seed=1), requires_grad=True)
         assert wick.autograd.gradcheck(lambda x, y: call(wick, x, y), (a, b))
     for dtype in (np.float32, np.int64):
-        if name in ("div", "pow", "remainder", "fmod") and dtype == np.int64:
+        if name in INT_DIVISION and dtype == np.int64:
             continue  # checked below with positive divisors and exponents
         if name in ("hypot", "logaddexp") and dtype == np.int64:
             continue  # PyTorch has no integer kernel; wick computes them in float32
@@ -299,9 +302,9 @@ def test_binary_matches_pytorch(name):
         else:
             np.testing.assert_array_equal(w.numpy(), t.numpy(), err_msg=name)
     a, b = np.array([7, -7, 9, 2]), np.array([2, 3, 4, 3])
-    if name in ("remainder", "fmod"):
-        b = np.array([2, 3, -4, -3])  # both signs of divisor: the two ops differ there
-    for op_name in ("div", "pow", "remainder", "fmod"):
+    if name in ("remainder", "fmod", "div_floor", "div_trunc"):
+        b = np.array([2, 3, -4, -3])  # both signs of divisor: floor and trunc differ there
+    for op_name in INT_DIVISION:
         if name == op_name:
             w, t = call(wick, wick.tensor(a), wick.tensor(b)), call(torch, torch.tensor(a),
                                                                   torch.tensor(b))
@@ -344,7 +347,7 @@ def second_derivative_sample(name):
 
 
 # Step functions: their derivative is a constant zero with no graph of its own (as in PyTorch).
-ZERO_DERIVATIVE = {"floor", "ceil", "round", "trunc", "sign"}
+ZERO_DERIVATIVE = {"floor", "ceil", "round", "trunc", "sign", "div_floor", "div_trunc"}
 
 
 @pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n]["differentiable"]

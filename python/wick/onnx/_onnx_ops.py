@@ -158,7 +158,7 @@ _UNARY = {
 }
 _BINARY = {
     "Add": (np.add, wick.add), "Sub": (np.subtract, wick.sub), "Mul": (np.multiply, wick.mul),
-    "Div": (None, wick.div), "Pow": (None, wick.pow), "Equal": (np.equal, wick.eq),
+    "Pow": (None, wick.pow), "Equal": (np.equal, wick.eq),
     "Less": (np.less, wick.lt), "LessOrEqual": (np.less_equal, wick.le),
     "Greater": (np.greater, wick.gt), "GreaterOrEqual": (np.greater_equal, wick.ge),
     "And": (np.logical_and, wick.logical_and), "Or": (np.logical_or, wick.logical_or),
@@ -188,19 +188,56 @@ def _binary2(node, a, b):
     check_size(node, np.broadcast_shapes(tuple(shape_of(a)), tuple(shape_of(b))),
                a.dtype.itemsize, both)
     if both:
-        if node.op == "Div" and a.dtype.kind in "iu":  # ONNX integer division truncates
-            return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(a.dtype)
-        if node.op == "Div":
-            return np.divide(a, b).astype(a.dtype)
         if node.op == "Pow":
             return np.power(a, b).astype(a.dtype)
         out = np_fn(a, b)
         return out if out.dtype == np.bool_ else out.astype(a.dtype)
+    return wick_fn(to_wick(a), to_wick(b))
+
+
+def div_mod(node, ins):
+    """Div and Mod. Integer Div truncates (C's /); Mod has the divisor's sign (Python's %), or the
+    dividend's with fmod=1 (C's fmod), which floating point requires (before opset 28, past
+    OPSET_RANGE). An integer divisor holding 0 raises RuntimeError("... ZeroDivisionError ...")
+    naming the node, on the call that meets it: ONNX Runtime fails that call too ("Integer
+    division by zero"), and PyTorch raises ZeroDivisionError (Note [integer division by zero] in
+    core/cpu/binary_kernels.cpp). A compiled model's later calls replay the kernel, whose own
+    error names the kernel ("[div_trunc] ZeroDivisionError: ...") instead of the node."""
+    a, b = ins
+    both = is_static(a) and is_static(b)
+    check_size(node, np.broadcast_shapes(tuple(shape_of(a)), tuple(shape_of(b))),
+               a.dtype.itemsize, both)
+    integer = a.dtype.kind in "iu" if is_static(a) else not a.is_floating_point()
+    fmod = node.attrs.get("fmod", 0) == 1
+    if node.op == "Mod" and not integer and not fmod:
+        raise ValueError(f"wick.onnx: node '{node.name}' (Mod): fmod=0 (the divisor's sign) is "
+                         "defined for integers only; ONNX requires fmod=1 for floating point")
+    if both:
+        if integer and not np.all(b):
+            raise _zero_division(node)
+        with np.errstate(all="ignore"):  # MIN // -1 wraps to MIN, as the kernels do
+            if node.op == "Mod":
+                return [(np.fmod if fmod else np.remainder)(a, b).astype(a.dtype)]
+            if not integer:
+                return [np.divide(a, b).astype(a.dtype)]
+            q = np.floor_divide(a, b)  # toward -inf; truncation rounds the other way on a rest
+            return [(q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))).astype(a.dtype)]
     a, b = to_wick(a), to_wick(b)
-    out = wick_fn(a, b)
-    if node.op == "Div" and not a.is_floating_point():  # wick's div of integers is true division
-        out = out.trunc().to(a.dtype)
-    return out
+    if not integer:
+        return [wick.fmod(a, b) if node.op == "Mod" else wick.div(a, b)]
+    try:
+        if node.op == "Div":
+            return [wick.div(a, b, rounding_mode="trunc")]
+        return [wick.fmod(a, b) if fmod else wick.remainder(a, b)]
+    except RuntimeError as e:
+        if "ZeroDivisionError" not in str(e):
+            raise
+        raise _zero_division(node) from e
+
+
+def _zero_division(node):
+    return RuntimeError(f"wick.onnx: node '{node.name}' ({node.op}): ZeroDivisionError: integer "
+                       "division by zero (a divisor element is 0)")
 
 
 def where(node, ins):
@@ -464,7 +501,8 @@ def reduce_mean(node, ins):
 
 
 OPS = {
-    **{op: unary for op in _UNARY}, **{op: binary for op in _BINARY},
+    **{op: unary for op in _UNARY}, **{op: binary for op in _BINARY}, "Div": div_mod,
+    "Mod": div_mod,
     "Where": where, "Clip": clip, "LeakyRelu": leaky_relu, "Softmax": softmax,
     "LogSoftmax": softmax, "Identity": identity, "Dropout": dropout, "Shape": shape,
     "Cast": cast, "Reshape": reshape, "Flatten": flatten, "Unsqueeze": unsqueeze,
@@ -505,4 +543,5 @@ def _check_constant(node):
 
 CHECKS = {"Dropout": _check_dropout, "Cast": _check_cast, "Constant": _check_constant,
           "Reshape": lambda node: check_flags(node, "allowzero"),
+          "Mod": lambda node: check_flags(node, "fmod"),
           "ReduceMean": lambda node: check_flags(node, "keepdims", "noop_with_empty_axes")}
